@@ -1,0 +1,108 @@
+# edgeprof: one Makefile for the libraries (cfg/, estimators/), the BPF objects (bpf/), the
+# command (user/), the tests (tests/), the fuzz targets and the benchmarks.
+#   make            build build/edgeprof
+#   make deps       install the Debian packages (scripts/install-deps.sh, root)
+#   make test       build and run every test (unit, oracle, end-to-end)
+#   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
+#   make fuzz       run the fuzz targets for a bounded time
+#   make bench      benchmarks (not part of make test)
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BUILD    := build
+CSTD     := -std=gnu11
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(CSTD) $(WARN) -I. -D_GNU_SOURCE
+LIBS     := -lelf -ldw -lcapstone -ljansson -lm
+FUZZ_SECONDS ?= 60
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test unit-tests check-corpus fuzz bench clean example
+
+CFG_SRCS  := $(sort $(wildcard cfg/*.c))
+EST_SRCS  := $(sort $(wildcard estimators/*.c))
+USER_SRCS := $(sort $(wildcard user/*.c))
+BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+TSUP_SRCS := $(sort $(wildcard tests/support/*.c))
+
+CFG_OBJS  := $(CFG_SRCS:%.c=$(BUILD)/%.o)
+EST_OBJS  := $(EST_SRCS:%.c=$(BUILD)/%.o)
+USER_OBJS := $(USER_SRCS:%.c=$(BUILD)/%.o)
+TSUP_OBJS := $(TSUP_SRCS:%.c=$(BUILD)/%.o)
+BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+all: $(BUILD)/edgeprof
+
+deps:
+	scripts/install-deps.sh
+
+$(BUILD)/libcfg.a: $(CFG_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/libestimators.a: $(EST_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -I$(BUILD)/bpf -c $< -o $@
+
+# user/ objects may include BPF skeletons.
+$(USER_OBJS): $(BPF_SKELS)
+
+$(BUILD)/edgeprof: $(USER_OBJS) $(BUILD)/libestimators.a $(BUILD)/libcfg.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS) $(if $(BPF_SRCS),-lbpf)
+
+# --- BPF: vmlinux.h from the running kernel's BTF, objects, skeletons --------------------
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/bpf/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -I. -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+# --- tests ---------------------------------------------------------------------------------
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(TSUP_OBJS) $(BUILD)/libestimators.a $(BUILD)/libcfg.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $^ -o $@ $(LIBS) -lcmocka
+
+$(BUILD)/tests/cfg_oracle: tests/oracle/cfg_oracle.c $(TSUP_OBJS) $(BUILD)/libcfg.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $^ -o $@ $(LIBS)
+
+unit-tests: $(UNIT_BINS)
+
+test: all unit-tests $(BUILD)/tests/cfg_oracle
+	tests/run.sh
+
+check-corpus: all $(BUILD)/tests/cfg_oracle
+	scripts/check-corpus.sh
+
+# --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
+FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(CFG_SRCS) $(EST_SRCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) $^ -o $@ $(LIBS)
+
+fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+	scripts/run-fuzz.sh $(FUZZ_SECONDS) $^
+
+bench: all
+	bench/run.sh
+
+example: all
+	scripts/example.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,202 @@
+/*
+ * The control-flow graph of a whole binary: functions made of basic blocks and kinded edges,
+ * recovered by recursive traversal from function entries and resolved jump-table targets
+ * (never by linear sweep), so every block start is a proven instruction start.
+ *
+ * Ids are dense: blocks, edges and instructions of a function live in arrays and refer to each
+ * other by index. Each function has a virtual EXIT vertex whose id is nblocks; edges that leave
+ * the function (return, tail call, no-return call, trap) go to it. Addresses are ELF virtual
+ * addresses. The graph never changes once built: analyses and profiles keep their own arrays.
+ */
+#ifndef EDGEPROF_CFG_CFG_H
+#define EDGEPROF_CFG_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf_image.h"
+#include "symbols.h"
+
+/* What an instruction does to control flow. */
+enum insn_flow {
+	INSN_PLAIN = 0,  /* falls through */
+	INSN_JCC,        /* conditional direct jump (jcc, jrcxz, loop*) */
+	INSN_JMP,        /* unconditional direct jump */
+	INSN_JMP_IND,    /* indirect jump (register or memory) */
+	INSN_CALL,       /* direct call */
+	INSN_CALL_IND,   /* indirect call */
+	INSN_RET,        /* ret / iret */
+	INSN_TRAP,       /* hlt, ud2, int3 (as a terminator): control leaves to EXIT */
+	INSN_SYSCALL,    /* syscall: falls through */
+};
+
+/* What a probe on this instruction costs the kernel (see shared/design/uprobe-costs.md). */
+enum insn_probe_class {
+	PROBE_STEPPED = 0, /* copied out of line and single-stepped: expensive */
+	PROBE_EMULATED,    /* jcc, jmp rel, call rel32, push reg, nop / xchg ax,ax */
+	PROBE_NOP5,        /* 5-byte nopl: optimised uprobe */
+	PROBE_NEVER,       /* must not be probed (e.g. a prefix-only or unknown encoding) */
+};
+
+struct cfg_insn {
+	uint64_t addr;
+	uint8_t size;
+	uint8_t flow;        /* enum insn_flow */
+	uint8_t probe_class; /* enum insn_probe_class */
+	uint8_t cc;          /* for INSN_JCC: the x86 condition code (jcc opcode & 0xf), or
+			      * 0x10 jrcxz/jecxz, 0x11 loop, 0x12 loope, 0x13 loopne */
+	uint32_t reserved;
+};
+
+enum cfg_edge_kind {
+	EDGE_FALLTHROUGH = 0, /* block split at a jump target, no control transfer */
+	EDGE_TAKEN,           /* conditional branch taken */
+	EDGE_NOT_TAKEN,       /* conditional branch not taken */
+	EDGE_JUMP,            /* unconditional direct jump */
+	EDGE_SWITCH,          /* jump-table case */
+	EDGE_CALL_RETURN,     /* fall-through after a call that returns */
+	EDGE_TAIL_CALL,       /* jump to another function's entry (to EXIT) */
+	EDGE_RETURN,          /* return (to EXIT) */
+	EDGE_NORETURN,        /* call to a no-return function, or a trap (to EXIT) */
+	EDGE_UNRESOLVED,      /* unresolved indirect jump (to EXIT); the function is unresolved */
+	EDGE_KIND_COUNT
+};
+
+/* Edge flags. */
+#define CFG_EDGE_COND_TAKEN 0x1 /* TAIL_CALL taken by a conditional jump (clang's jcc tail call) */
+#define CFG_EDGE_INDIRECT 0x2   /* TAIL_CALL or NORETURN through an indirect jump / call */
+
+struct cfg_edge {
+	uint32_t from, to; /* block ids; to == nblocks is EXIT */
+	uint8_t kind;      /* enum cfg_edge_kind */
+	uint8_t flags;
+	uint16_t ncases;   /* EDGE_SWITCH: table entries that lead here */
+	uint64_t target;   /* TAIL_CALL / NORETURN: callee address, 0 when indirect or external */
+};
+
+struct cfg_block {
+	uint64_t start, end;    /* [start, end) */
+	uint32_t first_insn;    /* index into cfg_func.insns */
+	uint32_t ninsns;
+	uint32_t first_succ;    /* index into cfg_func.succ (edge ids), nsucc of them */
+	uint32_t nsucc;
+	uint32_t first_pred;    /* index into cfg_func.pred (edge ids), npred of them */
+	uint32_t npred;
+};
+
+/* A call site inside a function. */
+struct cfg_call {
+	uint64_t site;    /* address of the call (or tail-call jump) instruction */
+	uint64_t target;  /* callee address; 0 when indirect and not resolved */
+	uint32_t block;
+	uint8_t indirect; /* through a register or memory */
+	uint8_t tail;     /* a tail call (jump) rather than a call */
+	uint8_t noreturn; /* callee judged no-return at build time */
+	uint8_t external; /* callee is outside this binary (PLT stub or GOT slot) */
+	const char *name; /* callee name when known (symbol, PLT or GOT), else NULL */
+};
+
+/* A jump table resolved at an indirect jump. */
+struct cfg_jump_table {
+	uint64_t jump;    /* address of the indirect jump */
+	uint64_t table;   /* address of the table */
+	uint32_t entries; /* bound proven from the guarding compare */
+	uint8_t entry_size;
+	uint8_t relative; /* entries are int32 offsets from the table base (PIC form) */
+};
+
+/* Function flags. */
+#define CFG_FUNC_UNRESOLVED 0x1 /* has an indirect jump that could not be resolved */
+#define CFG_FUNC_NORETURN 0x2   /* no path reaches a return or returning tail call */
+#define CFG_FUNC_BAD_CODE 0x4   /* traversal hit undecodable bytes or left the code */
+#define CFG_FUNC_EXTERNAL_NAME 0x8
+
+struct cfg_func {
+	char *name;        /* owned copy */
+	uint64_t entry;    /* ELF vaddr of the entry block */
+	uint64_t sym_size; /* from symbol/FDE, 0 if unknown */
+	unsigned sources;  /* enum func_source bits */
+	uint32_t flags;    /* CFG_FUNC_* */
+
+	struct cfg_block *blocks; /* sorted by start; blocks[0] is not necessarily the entry */
+	uint32_t nblocks;
+	uint32_t entry_block;
+	struct cfg_edge *edges;
+	uint32_t nedges;
+	uint32_t *succ, *pred; /* edge ids grouped per block (see cfg_block) */
+	uint32_t exit_first_pred, exit_npred; /* EXIT's in-edges in pred[] */
+	struct cfg_insn *insns; /* in block order, each block's instructions contiguous */
+	uint32_t ninsns;
+
+	struct cfg_call *calls;
+	uint32_t ncalls;
+	struct cfg_jump_table *tables;
+	uint32_t ntables;
+	uint64_t *unresolved; /* addresses of unresolved indirect jumps */
+	uint32_t nunresolved;
+	uint64_t bad_addr;    /* with CFG_FUNC_BAD_CODE: where decoding failed */
+};
+
+struct cfg_stats {
+	double t_load, t_symbols, t_build, t_noreturn, t_analyze; /* seconds per phase */
+	uint64_t insns_decoded;
+	uint64_t nblocks, nedges;
+	uint32_t nunresolved_funcs, nnoreturn_funcs, nbad_funcs, ntables;
+	uint32_t noreturn_rounds;
+};
+
+struct cfg_program {
+	struct elf_image *img; /* not owned */
+	struct symbols syms;
+	struct cfg_func *funcs; /* sorted by entry */
+	size_t nfuncs;
+	struct cfg_stats stats;
+};
+
+struct cfg_options {
+	bool include_fragments_as_funcs; /* reserved */
+};
+
+/* Discovers functions in IMG and builds every function's CFG, the no-return fixpoint and the
+ * call sites. Returns 0, or a negative errno with the reason in cfg_strerror(). Functions whose
+ * code cannot be decoded are kept with CFG_FUNC_BAD_CODE rather than failing the build. */
+int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
+		       const struct cfg_options *opts);
+
+void cfg_program__free(struct cfg_program *prog);
+
+/* The function whose entry is ADDR, or NULL. */
+struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t addr);
+
+/* The function named NAME (first match), or one whose entry is the hex address NAME
+ * ("0x401136"), or NULL. */
+struct cfg_func *cfg_program__find(const struct cfg_program *prog, const char *name);
+
+/* The block of F containing ADDR (any byte of it), or -1. */
+int cfg_func__block_containing(const struct cfg_func *f, uint64_t addr);
+
+/* The block of F starting exactly at ADDR, or -1. */
+int cfg_func__block_at(const struct cfg_func *f, uint64_t addr);
+
+/* True when ADDR is the start of one of F's decoded instructions. */
+bool cfg_func__is_insn_start(const struct cfg_func *f, uint64_t addr);
+
+/* Fills F's succ/pred arrays and each block's first_succ/nsucc/first_pred/npred (and EXIT's
+ * in-edges) from F's edges. Used by the builder and by tests that build CFGs by hand.
+ * Returns 0 or -ENOMEM. */
+int cfg_func__index_edges(struct cfg_func *f);
+
+/* Releases everything F owns (not F itself). */
+void cfg_func__release(struct cfg_func *f);
+
+/* EXIT's vertex id for F (== nblocks). */
+static inline uint32_t cfg_func__exit(const struct cfg_func *f)
+{
+	return f->nblocks;
+}
+
+/* Printable name of an edge kind ("fallthrough", "taken", ...). */
+const char *cfg_edge_kind__name(enum cfg_edge_kind kind);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * Source file:line of code addresses, read through libdw from the binary's own DWARF.
+ * Optional: a binary without debug info simply has no lines.
+ */
+#ifndef EDGEPROF_CFG_SRCLINE_H
+#define EDGEPROF_CFG_SRCLINE_H
+
+#include "elf_image.h"
+
+struct srcline;
+
+/* Opens the line tables of IMG. Returns 0 with *SL set, -ENOENT when IMG has no DWARF
+ * (not an error for callers: they print no lines), or another negative errno. */
+int srcline__open(struct srcline **sl, const struct elf_image *img);
+
+/* Looks up ADDR: 0 with *FILE (owned by SL) and *LINE set, -ENOENT when no line covers it. */
+int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *line);
+
+void srcline__close(struct srcline *sl);
+
+#endif
