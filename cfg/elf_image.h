@@ -23,6 +23,7 @@ struct elf_section {
 	uint64_t addr, size, offset;
 	const uint8_t *data; /* size bytes, or NULL for NOBITS */
 	bool exec;           /* SHF_EXECINSTR */
+	uint64_t entsize;    /* sh_entsize */
 	size_t index;        /* section header index */
 };
 
@@ -45,8 +46,8 @@ struct elf_image {
  * the reason in cfg_strerror() ("not an ELF file", "32-bit ELF", "truncated ...", ...). */
 int elf_image__open(struct elf_image *img, const char *path);
 
-/* As elf_image__open for an image already in memory (BUF must outlive IMG); NAME is used in
- * messages. Used by the fuzz targets and tests. */
+/* As elf_image__open for an image in memory: BUF is copied, the caller keeps it. NAME is
+ * used in messages. Used by the fuzz targets and tests. */
 int elf_image__open_memory(struct elf_image *img, const void *buf, size_t size,
 			   const char *name);
 

@@ -1,0 +1,911 @@
+/*
+ * Building the CFG of every function (see cfg.h): recursive traversal from each function
+ * entry, jump tables resolved after the rest of the function is known (so the bound proof
+ * sees every predecessor), blocks cut at leaders and after every control transfer, kinded
+ * edges, call sites, and the no-return fixpoint: every function of the binary starts as
+ * "never returns" and is flipped once a return becomes reachable, which rebuilds its callers,
+ * until nothing changes (a greatest fixpoint: functions that truly never return stay so).
+ */
+#include "cfg.h"
+#include "addr_map.h"
+#include "decode.h"
+#include "error.h"
+#include "jump_table.h"
+#include "noreturn.h"
+#include "stack_height.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define VEC(T)                                                                                     \
+	struct {                                                                                   \
+		T *v;                                                                              \
+		size_t n, cap;                                                                     \
+	}
+
+#define VEC_PUSH(vec, val)                                                                         \
+	({                                                                                         \
+		int _rc = 0;                                                                       \
+		if ((vec).n == (vec).cap) {                                                        \
+			size_t _c = (vec).cap ? 2 * (vec).cap : 32;                                \
+			void *_p = realloc((vec).v, _c * sizeof(*(vec).v));                        \
+			if (_p) {                                                                  \
+				(vec).v = _p;                                                      \
+				(vec).cap = _c;                                                    \
+			} else {                                                                   \
+				_rc = -ENOMEM;                                                     \
+			}                                                                          \
+		}                                                                                  \
+		if (!_rc)                                                                          \
+			(vec).v[(vec).n++] = (val);                                                \
+		_rc;                                                                               \
+	})
+
+/* Callee status in the no-return fixpoint. */
+enum { ST_NORETURN = 0, ST_RETURNS = 1, ST_KNOWN_NORETURN = 2 };
+
+struct table_rec {
+	struct cfg_jump_table jt;
+	uint64_t *targets;
+};
+
+struct builder {
+	struct cfg_program *prog;
+	const struct elf_image *img;
+	struct symbols *syms;
+	struct decoder dec;
+	struct addr_map status;    /* function entry -> ST_* */
+	struct addr_map func_index; /* function entry -> index in funcs */
+	VEC(struct cfg_func) funcs;
+	VEC(uint64_t) new_starts;  /* call targets that are not known function starts yet */
+	bool assume_returns;       /* step 1 of build_all: internal callees all return */
+
+	/* Scratch for the function being built. */
+	uint64_t entry;
+	struct addr_map visited;   /* insn addr -> 1 */
+	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
+	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
+	struct addr_map jump_src;  /* addr -> (int32) offset of the last intra jump source */
+	struct addr_map bad;       /* addr -> 1: a target that is not decodable code */
+	struct addr_map block_of;  /* block start -> block id, while assembling */
+	struct addr_map tablelike; /* indirect jump -> 1: looks like a table, bound unproven */
+	VEC(uint64_t) work;
+	VEC(uint64_t) insns;       /* visited instruction addresses */
+	VEC(uint64_t) pending;     /* indirect jumps not yet resolved */
+	VEC(struct table_rec) tables;
+	bool overlap;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool in_plt(const struct elf_image *img, uint64_t addr)
+{
+	const struct elf_section *s = elf_image__section_at(img, addr);
+
+	return s && strncmp(s->name, ".plt", 4) == 0;
+}
+
+/* A jump to T leaves the function being built (a tail call) when T is another function's
+ * entry or a PLT stub; a cold fragment of this function stays inside. */
+static bool is_tail_target(struct builder *b, uint64_t t)
+{
+	const struct func_start *fs;
+
+	if (t == b->entry)
+		return false;
+	if (in_plt(b->img, t))
+		return true;
+	fs = symbols__func_at(b->syms, t);
+	if (!fs)
+		return false;
+	return !(fs->fragment && fs->parent == b->entry);
+}
+
+static const char *callee_name(struct builder *b, uint64_t target, bool slot)
+{
+	const struct func_start *fs;
+
+	if (slot)
+		return symbols__got_name(b->syms, target);
+	if (in_plt(b->img, target))
+		return symbols__plt_name(b->syms, target);
+	fs = symbols__func_at(b->syms, target);
+	return fs ? fs->name : NULL;
+}
+
+/* Does a call (or tail call) to TARGET return? Internal functions answer from the fixpoint. */
+static bool callee_returns(struct builder *b, uint64_t target, bool slot, bool indirect)
+{
+	uint32_t st;
+	const char *name;
+
+	if (indirect && !slot)
+		return true;
+	if (!slot && addr_map__get(&b->status, target, &st))
+		return st == ST_RETURNS || (st == ST_NORETURN && b->assume_returns);
+	name = callee_name(b, target, slot);
+	if (noreturn__known(name))
+		return false;
+	/* External, or not a function we build (e.g. outside the code): assume it returns. */
+	return true;
+}
+
+static int note_jump(struct builder *b, uint64_t src, uint64_t t)
+{
+	uint32_t n = 0;
+
+	addr_map__get(&b->jump_in, t, &n);
+	if (addr_map__put(&b->jump_in, t, n + 1) ||
+	    addr_map__put(&b->jump_src, t, (uint32_t)(int32_t)(int64_t)(src - t)))
+		return -ENOMEM;
+	return VEC_PUSH(b->work, t);
+}
+
+static bool unique_pred(void *ctx, uint64_t addr, uint64_t *pred)
+{
+	struct builder *b = ctx;
+	uint32_t n = 0, ft, delta;
+	bool has_ft = addr_map__get(&b->ft_pred, addr, &ft);
+
+	if (addr == b->entry)
+		return false;
+	addr_map__get(&b->jump_in, addr, &n);
+	if (n + has_ft != 1)
+		return false;
+	if (has_ft) {
+		*pred = addr - ft;
+	} else {
+		addr_map__get(&b->jump_src, addr, &delta);
+		*pred = addr + (uint64_t)(int64_t)(int32_t)delta;
+	}
+	return true;
+}
+
+static void reset_scratch(struct builder *b, uint64_t entry)
+{
+	size_t i;
+
+	b->entry = entry;
+	addr_map__clear(&b->visited);
+	addr_map__clear(&b->ft_pred);
+	addr_map__clear(&b->jump_in);
+	addr_map__clear(&b->jump_src);
+	addr_map__clear(&b->bad);
+	addr_map__clear(&b->block_of);
+	addr_map__clear(&b->tablelike);
+	b->work.n = b->insns.n = b->pending.n = 0;
+	for (i = 0; i < b->tables.n; i++)
+		free(b->tables.v[i].targets);
+	b->tables.n = 0;
+	b->overlap = false;
+}
+
+/* Walks straight-line code from A until a transfer ends the path. */
+static int walk(struct builder *b, uint64_t a)
+{
+	uint32_t one;
+	int err;
+
+	while (!addr_map__get(&b->visited, a, &one)) {
+		const struct dinsn *di = decoder__get(&b->dec, a);
+		uint64_t next;
+
+		if (!di)
+			return addr_map__put(&b->bad, a, 1);
+		if (addr_map__put(&b->visited, a, 1) || VEC_PUSH(b->insns, a))
+			return -ENOMEM;
+		next = a + di->size;
+		switch (di->flow) {
+		case INSN_JCC:
+			if (!is_tail_target(b, di->target) && (err = note_jump(b, a, di->target)))
+				return err;
+			break;
+		case INSN_JMP:
+			if (!is_tail_target(b, di->target))
+				return note_jump(b, a, di->target);
+			return 0;
+		case INSN_JMP_IND:
+			return di->rip_slot ? 0 : VEC_PUSH(b->pending, a);
+		case INSN_CALL:
+			if (!in_plt(b->img, di->target) && !symbols__func_at(b->syms, di->target) &&
+			    elf_image__code(b->img, di->target, &(size_t){ 0 }) &&
+			    (err = VEC_PUSH(b->new_starts, di->target)))
+				return err;
+			if (!callee_returns(b, di->target, false, false))
+				return 0;
+			break;
+		case INSN_CALL_IND:
+			if (!callee_returns(b, di->target, di->rip_slot, true))
+				return 0;
+			break;
+		case INSN_RET:
+		case INSN_TRAP:
+			return 0;
+		default:
+			break;
+		}
+		if (addr_map__put(&b->ft_pred, next, di->size))
+			return -ENOMEM;
+		a = next;
+	}
+	return 0;
+}
+
+static int resolve_tables(struct builder *b, bool *grew)
+{
+	size_t i, k;
+	int err;
+
+	*grew = false;
+	for (i = 0; i < b->pending.n; i++) {
+		struct table_rec rec = { 0 };
+		uint64_t j = b->pending.v[i];
+		bool done = false;
+
+		for (k = 0; k < b->tables.n; k++)
+			done |= b->tables.v[k].jt.jump == j;
+		if (done)
+			continue;
+		err = jump_table__resolve(&b->dec, j, unique_pred, b, &rec.jt, &rec.targets);
+		if (err == -ERANGE) {
+			if (addr_map__put(&b->tablelike, j, 1))
+				return -ENOMEM;
+			continue;
+		}
+		if (err == -ENOENT)
+			continue;
+		if (err)
+			return err;
+		if (VEC_PUSH(b->tables, rec)) {
+			free(rec.targets);
+			return -ENOMEM;
+		}
+		for (k = 0; k < rec.jt.entries; k++) {
+			bool dup = false;
+
+			for (size_t m = 0; m < k && !dup; m++)
+				dup = rec.targets[m] == rec.targets[k];
+			if (!dup && (err = note_jump(b, j, rec.targets[k])))
+				return err;
+		}
+		*grew = true;
+	}
+	return 0;
+}
+
+/* Re-checks every table once the function is complete: a predecessor found later may have
+ * broken the chain the bound was proven on. Returns true if all still hold unchanged. */
+static bool tables_still_hold(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->tables.n; i++) {
+		struct cfg_jump_table jt;
+		uint64_t *t = NULL;
+		int err = jump_table__resolve(&b->dec, b->tables.v[i].jt.jump, unique_pred, b, &jt,
+					      &t);
+		bool same = !err && jt.entries == b->tables.v[i].jt.entries &&
+			    memcmp(t, b->tables.v[i].targets, jt.entries * sizeof(*t)) == 0;
+
+		free(t);
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct table_rec *table_at(struct builder *b, uint64_t jump)
+{
+	for (size_t i = 0; i < b->tables.n; i++)
+		if (b->tables.v[i].jt.jump == jump)
+			return &b->tables.v[i];
+	return NULL;
+}
+
+struct fbuild {
+	VEC(struct cfg_block) blocks;
+	VEC(struct cfg_edge) edges;
+	VEC(struct cfg_insn) insns;
+	VEC(struct cfg_call) calls;
+	VEC(uint64_t) unresolved;
+	struct addr_map *block_of; /* start -> block id (the builder's, cleared per function) */
+};
+
+static int add_edge(struct fbuild *fb, uint32_t from, uint32_t to, uint8_t kind, uint8_t flags,
+		    uint64_t target)
+{
+	struct cfg_edge e = { .from = from, .to = to, .kind = kind, .flags = flags,
+			      .target = target };
+
+	return VEC_PUSH(fb->edges, e);
+}
+
+/* Edge to the block starting at T, or UNRESOLVED to EXIT when T is no decoded block. */
+static int edge_to(struct fbuild *fb, struct cfg_func *f, uint32_t from, uint64_t t,
+		   uint8_t kind, uint32_t nblocks)
+{
+	uint32_t to;
+
+	if (!addr_map__get(fb->block_of, t, &to)) {
+		f->flags |= CFG_FUNC_BAD_CODE;
+		if (!f->bad_addr)
+			f->bad_addr = t;
+		return add_edge(fb, from, nblocks, EDGE_UNRESOLVED, 0, t);
+	}
+	return add_edge(fb, from, to, kind, 0, 0);
+}
+
+static int add_call(struct builder *b, struct fbuild *fb, const struct dinsn *di, uint32_t blk,
+		    bool tail, bool returns)
+{
+	bool indirect = di->flow == INSN_JMP_IND || di->flow == INSN_CALL_IND;
+	struct cfg_call c = {
+		.site = di->addr,
+		.target = indirect && !di->rip_slot ? 0 : di->target,
+		.block = blk,
+		.indirect = indirect,
+		.tail = tail,
+		.noreturn = !returns,
+		.external = di->rip_slot || in_plt(b->img, di->target),
+	};
+
+	if (indirect && di->rip_slot) {
+		c.name = symbols__got_name(b->syms, di->target);
+		c.target = 0;
+	} else if (!indirect) {
+		c.name = callee_name(b, di->target, false);
+	}
+	return VEC_PUSH(fb->calls, c);
+}
+
+static int make_edges(struct builder *b, struct fbuild *fb, struct cfg_func *f, uint32_t blk,
+		      uint32_t nblocks)
+{
+	const struct cfg_block *bl = &fb->blocks.v[blk];
+	const struct dinsn *di = decoder__get(&b->dec, fb->insns.v[bl->first_insn + bl->ninsns - 1].addr);
+	uint64_t next = bl->end;
+	const struct table_rec *tr;
+	bool ret;
+	int err = 0;
+
+	switch (di->flow) {
+	case INSN_JCC:
+		if (is_tail_target(b, di->target)) {
+			err = add_edge(fb, blk, nblocks, EDGE_TAIL_CALL, CFG_EDGE_COND_TAKEN,
+				       di->target);
+			err = err ? err : add_call(b, fb, di, blk, true,
+						   callee_returns(b, di->target, false, false));
+		} else {
+			err = edge_to(fb, f, blk, di->target, EDGE_TAKEN, nblocks);
+		}
+		return err ? err : edge_to(fb, f, blk, next, EDGE_NOT_TAKEN, nblocks);
+	case INSN_JMP:
+		if (is_tail_target(b, di->target)) {
+			err = add_edge(fb, blk, nblocks, EDGE_TAIL_CALL, 0, di->target);
+			return err ? err : add_call(b, fb, di, blk, true,
+						    callee_returns(b, di->target, false, false));
+		}
+		return edge_to(fb, f, blk, di->target, EDGE_JUMP, nblocks);
+	case INSN_JMP_IND:
+		if (di->rip_slot) {
+			ret = callee_returns(b, di->target, true, true);
+			err = add_edge(fb, blk, nblocks, ret ? EDGE_TAIL_CALL : EDGE_NORETURN,
+				       CFG_EDGE_INDIRECT, 0);
+			return err ? err : add_call(b, fb, di, blk, true, ret);
+		}
+		tr = table_at(b, di->addr);
+		if (!tr) {
+			f->flags |= CFG_FUNC_UNRESOLVED;
+			err = VEC_PUSH(fb->unresolved, di->addr);
+			return err ? err : add_edge(fb, blk, nblocks, EDGE_UNRESOLVED, 0, 0);
+		}
+		for (uint32_t k = 0; k < tr->jt.entries && !err; k++) {
+			uint32_t to, m;
+			bool dup = false;
+
+			for (m = 0; m < k && !dup; m++)
+				dup = tr->targets[m] == tr->targets[k];
+			if (dup) {
+				/* Count the case on the edge already made for this target. */
+				for (size_t e = fb->edges.n; e-- > 0;)
+					if (fb->edges.v[e].from == blk &&
+					    fb->edges.v[e].kind == EDGE_SWITCH &&
+					    addr_map__get(fb->block_of, tr->targets[k], &to) &&
+					    fb->edges.v[e].to == to) {
+						fb->edges.v[e].ncases++;
+						break;
+					}
+				continue;
+			}
+			err = edge_to(fb, f, blk, tr->targets[k], EDGE_SWITCH, nblocks);
+			if (!err)
+				fb->edges.v[fb->edges.n - 1].ncases = 1;
+		}
+		return err;
+	case INSN_CALL:
+	case INSN_CALL_IND:
+		ret = callee_returns(b, di->target, di->rip_slot, di->flow == INSN_CALL_IND);
+		err = add_call(b, fb, di, blk, false, ret);
+		if (err)
+			return err;
+		if (!ret)
+			return add_edge(fb, blk, nblocks, EDGE_NORETURN,
+					di->flow == INSN_CALL_IND ? CFG_EDGE_INDIRECT : 0,
+					di->flow == INSN_CALL ? di->target : 0);
+		return edge_to(fb, f, blk, next, EDGE_CALL_RETURN, nblocks);
+	case INSN_RET:
+		return add_edge(fb, blk, nblocks, EDGE_RETURN, 0, 0);
+	case INSN_TRAP:
+		return add_edge(fb, blk, nblocks, EDGE_NORETURN, 0, 0);
+	default:
+		return edge_to(fb, f, blk, next, EDGE_FALLTHROUGH, nblocks);
+	}
+}
+
+static bool ends_block(const struct dinsn *di)
+{
+	return di->flow != INSN_PLAIN && di->flow != INSN_SYSCALL;
+}
+
+/* Turns the visited instructions into blocks, edges and call sites of F. */
+static int assemble(struct builder *b, struct cfg_func *f)
+{
+	struct fbuild fb = { .block_of = &b->block_of };
+	uint64_t *a = b->insns.v;
+	size_t n = b->insns.n, i;
+	uint32_t nb, one;
+	int err = 0;
+
+	qsort(a, n, sizeof(*a), cmp_u64);
+	for (i = 0; i < n && !err; i++) {
+		const struct dinsn *di = decoder__get(&b->dec, a[i]);
+		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
+		bool leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_in, a[i], &one) ||
+			      ends_block(prev) || a[i - 1] + prev->size != a[i];
+		struct cfg_insn ci = { .addr = a[i], .size = di->size, .flow = di->flow,
+				       .probe_class = di->probe_class, .cc = di->cc };
+
+		if (prev && a[i - 1] + prev->size > a[i]) {
+			/* Two decodings overlap: code jumps into the middle of an instruction. */
+			b->overlap = true;
+			f->flags |= CFG_FUNC_BAD_CODE;
+			if (!f->bad_addr)
+				f->bad_addr = a[i];
+		}
+		if (leader) {
+			struct cfg_block blk = { .start = a[i], .first_insn = (uint32_t)fb.insns.n };
+
+			err = VEC_PUSH(fb.blocks, blk);
+			if (!err)
+				err = addr_map__put(fb.block_of, a[i], (uint32_t)fb.blocks.n - 1);
+		}
+		if (!err)
+			err = VEC_PUSH(fb.insns, ci);
+		if (!err) {
+			fb.blocks.v[fb.blocks.n - 1].ninsns++;
+			fb.blocks.v[fb.blocks.n - 1].end = a[i] + di->size;
+		}
+	}
+	nb = (uint32_t)fb.blocks.n;
+	for (i = 0; i < nb && !err; i++)
+		err = make_edges(b, &fb, f, (uint32_t)i, nb);
+	if (!err && b->bad.n)
+		f->flags |= CFG_FUNC_BAD_CODE;
+	if (!err && nb == 0) {
+		f->flags |= CFG_FUNC_BAD_CODE;
+		f->bad_addr = b->entry;
+	} else if (!err && !addr_map__get(fb.block_of, b->entry, &f->entry_block)) {
+		f->flags |= CFG_FUNC_BAD_CODE;
+		f->bad_addr = b->entry;
+		f->entry_block = 0;
+	}
+	if (!err) {
+		f->blocks = fb.blocks.v;
+		f->nblocks = nb;
+		f->edges = fb.edges.v;
+		f->nedges = (uint32_t)fb.edges.n;
+		f->insns = fb.insns.v;
+		f->ninsns = (uint32_t)fb.insns.n;
+		f->calls = fb.calls.v;
+		f->ncalls = (uint32_t)fb.calls.n;
+		f->unresolved = fb.unresolved.v;
+		f->nunresolved = (uint32_t)fb.unresolved.n;
+		fb.blocks.v = NULL;
+		fb.edges.v = NULL;
+		fb.insns.v = NULL;
+		fb.calls.v = NULL;
+		fb.unresolved.v = NULL;
+		f->ntables = (uint32_t)b->tables.n;
+		f->tables = calloc(b->tables.n ? b->tables.n : 1, sizeof(*f->tables));
+		if (!f->tables)
+			err = -ENOMEM;
+		for (i = 0; !err && i < b->tables.n; i++)
+			f->tables[i] = b->tables.v[i].jt;
+		if (!err)
+			err = cfg_func__index_edges(f);
+	}
+	free(fb.blocks.v);
+	free(fb.edges.v);
+	free(fb.insns.v);
+	free(fb.calls.v);
+	free(fb.unresolved.v);
+	return err;
+}
+
+/*
+ * An unresolved `jmp *reg` (or through memory not at a fixed slot) is an indirect tail call
+ * when the frame is fully torn down (stack height back at its entry value on every path),
+ * the function never materialises the address of its own code (no computed goto), and the
+ * jump does not look like a table whose bound we failed to prove. Anything less stays
+ * unresolved.
+ */
+static int classify_indirect_tail_calls(struct builder *b, struct cfg_func *f)
+{
+	int64_t *h;
+	bool label_taken;
+	uint32_t k, kept = 0, one;
+	int err;
+
+	if (!f->nunresolved)
+		return 0;
+	h = malloc(f->nunresolved * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	err = stack_height__at(f, &b->dec, f->unresolved, f->nunresolved, h, &label_taken);
+	for (k = 0; !err && k < f->nunresolved; k++) {
+		uint64_t j = f->unresolved[k];
+		int blk = cfg_func__block_containing(f, j);
+		struct cfg_call *nc;
+
+		if (label_taken || h[k] != 0 || blk < 0 || addr_map__get(&b->tablelike, j, &one)) {
+			f->unresolved[kept++] = j;
+			continue;
+		}
+		for (uint32_t e = 0; e < f->nedges; e++)
+			if (f->edges[e].from == (uint32_t)blk && f->edges[e].kind == EDGE_UNRESOLVED) {
+				f->edges[e].kind = EDGE_TAIL_CALL;
+				f->edges[e].flags |= CFG_EDGE_INDIRECT;
+			}
+		nc = realloc(f->calls, (f->ncalls + 1) * sizeof(*nc));
+		if (!nc) {
+			err = -ENOMEM;
+			break;
+		}
+		f->calls = nc;
+		f->calls[f->ncalls++] = (struct cfg_call){ .site = j, .block = (uint32_t)blk,
+							   .indirect = 1, .tail = 1 };
+	}
+	free(h);
+	if (err)
+		return err;
+	f->nunresolved = kept;
+	if (!kept)
+		f->flags &= ~CFG_FUNC_UNRESOLVED;
+	return 0;
+}
+
+/* Builds F (whose name, entry and sources are set) from scratch. */
+static int build_func(struct builder *b, struct cfg_func *f)
+{
+	char *name = f->name;
+	uint64_t entry = f->entry, size = f->sym_size;
+	unsigned sources = f->sources;
+	bool grew;
+	int err, rounds = 0;
+
+	f->name = NULL;
+	cfg_func__release(f);
+	f->name = name;
+	f->entry = entry;
+	f->sym_size = size;
+	f->sources = sources;
+	reset_scratch(b, entry);
+	err = VEC_PUSH(b->work, entry);
+	for (;;) {
+		while (!err && b->work.n)
+			err = walk(b, b->work.v[--b->work.n]);
+		if (err)
+			return err;
+		err = resolve_tables(b, &grew);
+		if (err)
+			return err;
+		if (grew)
+			continue;
+		if (tables_still_hold(b) || ++rounds > 4)
+			break;
+		/* Start over with what we know now (more predecessors, fewer proofs). */
+		reset_scratch(b, entry);
+		err = VEC_PUSH(b->work, entry);
+	}
+	err = assemble(b, f);
+	return err ? err : classify_indirect_tail_calls(b, f);
+}
+
+static int add_func(struct builder *b, const struct func_start *fs)
+{
+	struct cfg_func f = { 0 };
+	uint32_t st;
+
+	if (addr_map__get(&b->func_index, fs->addr, &st))
+		return 0;
+	f.name = strdup(fs->name);
+	if (!f.name)
+		return -ENOMEM;
+	f.entry = fs->addr;
+	f.sym_size = fs->size;
+	f.sources = fs->sources;
+	if (VEC_PUSH(b->funcs, f) ||
+	    addr_map__put(&b->func_index, fs->addr, (uint32_t)b->funcs.n - 1) ||
+	    addr_map__put(&b->status, fs->addr,
+			  noreturn__known(fs->name) ? ST_KNOWN_NORETURN : ST_NORETURN))
+		return -ENOMEM;
+	return 0;
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct cfg_func *x = a, *y = b;
+
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Can F reach a return under the current statuses? Returns, unresolved jumps, undecodable
+ * code and tail calls to callees that may return all count; a call to a callee that is
+ * (currently) no-return cuts its call-return edge. */
+static bool func_can_return(struct builder *b, const struct cfg_func *f, uint32_t *stack,
+			    uint8_t *seen)
+{
+	uint32_t sp = 0, i;
+
+	if ((f->flags & CFG_FUNC_BAD_CODE) || f->nblocks == 0)
+		return true;
+	memset(seen, 0, f->nblocks);
+	stack[sp++] = f->entry_block;
+	seen[f->entry_block] = 1;
+	while (sp) {
+		uint32_t v = stack[--sp];
+		const struct cfg_block *bl = &f->blocks[v];
+		const struct cfg_insn *last = &f->insns[bl->first_insn + bl->ninsns - 1];
+		const struct dinsn *di = decoder__get(&b->dec, last->addr);
+
+		for (i = 0; i < bl->nsucc; i++) {
+			const struct cfg_edge *e = &f->edges[f->succ[bl->first_succ + i]];
+
+			switch (e->kind) {
+			case EDGE_RETURN:
+			case EDGE_UNRESOLVED:
+				return true;
+			case EDGE_TAIL_CALL:
+				if (!e->target || callee_returns(b, e->target, false, false))
+					return true;
+				continue;
+			case EDGE_CALL_RETURN:
+				if (di && di->flow == INSN_CALL &&
+				    !callee_returns(b, di->target, false, false))
+					continue;
+				break;
+			case EDGE_NORETURN:
+				continue;
+			default:
+				break;
+			}
+			if (e->to < f->nblocks && !seen[e->to]) {
+				seen[e->to] = 1;
+				stack[sp++] = e->to;
+			}
+		}
+	}
+	return false;
+}
+
+/* Does F call (not tail-call) a function whose final status is no-return, while it was built
+ * assuming that the callee returns? */
+static bool needs_rebuild(struct builder *b, const struct cfg_func *f)
+{
+	for (uint32_t k = 0; k < f->ncalls; k++) {
+		const struct cfg_call *c = &f->calls[k];
+
+		if (!c->tail && !c->indirect && !c->noreturn && c->target &&
+		    !callee_returns(b, c->target, false, false))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The no-return analysis in three steps: (1) build every function assuming that the
+ * functions of the binary return (a superset of the final graph); (2) the greatest fixpoint
+ * over those graphs: all functions start as no-return and flip when a return becomes
+ * reachable; (3) rebuild the callers of the functions that stayed no-return, so that no code
+ * is followed past such a call.
+ */
+static int build_all(struct builder *b)
+{
+	size_t built = 0, i, maxb = 0;
+	uint32_t *stack = NULL;
+	uint8_t *seen = NULL;
+	bool changed;
+	int err = 0;
+	double t0 = now();
+
+	/* (1) every function, assuming internal callees return; new call targets join. */
+	b->assume_returns = true;
+	for (;;) {
+		for (i = 0; i < b->new_starts.n && !err; i++) {
+			struct func_start *fs = symbols__add(b->syms, b->new_starts.v[i], FUNC_SRC_CALL);
+
+			err = fs ? add_func(b, fs) : -ENOMEM;
+		}
+		b->new_starts.n = 0;
+		for (; built < b->funcs.n && !err; built++)
+			err = build_func(b, &b->funcs.v[built]);
+		if (err || !b->new_starts.n)
+			break;
+	}
+	b->prog->stats.t_build = now() - t0;
+	if (err)
+		return err;
+	/* (2) the fixpoint, on the graphs only. */
+	b->assume_returns = false;
+	for (i = 0; i < b->funcs.n; i++)
+		if (b->funcs.v[i].nblocks > maxb)
+			maxb = b->funcs.v[i].nblocks;
+	stack = malloc((maxb + 1) * sizeof(*stack));
+	seen = malloc(maxb + 1);
+	if (!stack || !seen) {
+		err = -ENOMEM;
+		goto out;
+	}
+	do {
+		changed = false;
+		for (i = 0; i < b->funcs.n && !err; i++) {
+			struct cfg_func *f = &b->funcs.v[i];
+			uint32_t st = ST_RETURNS;
+
+			addr_map__get(&b->status, f->entry, &st);
+			if (st == ST_NORETURN && func_can_return(b, f, stack, seen)) {
+				err = addr_map__put(&b->status, f->entry, ST_RETURNS);
+				changed = true;
+			}
+		}
+		b->prog->stats.noreturn_rounds++;
+	} while (changed && !err);
+	/* (3) rebuild callers of no-return functions with the final statuses. */
+	for (i = 0; i < b->funcs.n && !err; i++)
+		if (needs_rebuild(b, &b->funcs.v[i]))
+			err = build_func(b, &b->funcs.v[i]);
+	/* Call targets seen only in the superset graphs of step 1 stay as functions: they are
+	 * real call targets of decoded code, and keeping them is the conservative choice. */
+	b->new_starts.n = 0;
+out:
+	free(stack);
+	free(seen);
+	b->prog->stats.t_noreturn = now() - t0 - b->prog->stats.t_build;
+	return err;
+}
+
+/* Final touches: no-return flags, edges of tail calls whose callee never returns. */
+static void finish(struct builder *b)
+{
+	struct cfg_stats *s = &b->prog->stats;
+	size_t i;
+
+	for (i = 0; i < b->funcs.n; i++) {
+		struct cfg_func *f = &b->funcs.v[i];
+		uint32_t st = ST_RETURNS, k;
+
+		addr_map__get(&b->status, f->entry, &st);
+		if (st != ST_RETURNS)
+			f->flags |= CFG_FUNC_NORETURN;
+		for (k = 0; k < f->nedges; k++) {
+			struct cfg_edge *e = &f->edges[k];
+
+			if (e->kind == EDGE_TAIL_CALL && e->target &&
+			    !callee_returns(b, e->target, false, false))
+				e->kind = EDGE_NORETURN;
+		}
+		s->nblocks += f->nblocks;
+		s->nedges += f->nedges;
+		s->ntables += f->ntables;
+		s->nunresolved_funcs += !!(f->flags & CFG_FUNC_UNRESOLVED);
+		s->nnoreturn_funcs += !!(f->flags & CFG_FUNC_NORETURN);
+		s->nbad_funcs += !!(f->flags & CFG_FUNC_BAD_CODE);
+	}
+	s->insns_decoded = b->dec.ndecoded;
+}
+
+static void free_builder(struct builder *b)
+{
+	size_t i;
+
+	decoder__close(&b->dec);
+	addr_map__free(&b->status);
+	addr_map__free(&b->func_index);
+	addr_map__free(&b->visited);
+	addr_map__free(&b->ft_pred);
+	addr_map__free(&b->jump_in);
+	addr_map__free(&b->jump_src);
+	addr_map__free(&b->bad);
+	addr_map__free(&b->block_of);
+	addr_map__free(&b->tablelike);
+	free(b->new_starts.v);
+	free(b->work.v);
+	free(b->insns.v);
+	free(b->pending.v);
+	for (i = 0; i < b->tables.n; i++)
+		free(b->tables.v[i].targets);
+	free(b->tables.v);
+}
+
+int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
+		       const struct cfg_options *opts)
+{
+	struct builder b = { 0 };
+	double t0 = now();
+	size_t i;
+	int err;
+
+	(void)opts;
+	memset(prog, 0, sizeof(*prog));
+	prog->img = img;
+	err = symbols__load(&prog->syms, img);
+	if (err)
+		return err;
+	prog->stats.t_symbols = now() - t0;
+	b.prog = prog;
+	b.img = img;
+	b.syms = &prog->syms;
+	err = decoder__open(&b.dec, img);
+	for (i = 0; !err && i < prog->syms.nfuncs; i++) {
+		const struct func_start *fs = &prog->syms.funcs[i];
+
+		/* A cold fragment with a known parent is built as part of the parent. */
+		if (fs->fragment && fs->parent)
+			continue;
+		err = add_func(&b, fs);
+	}
+	if (!err)
+		err = build_all(&b);
+	if (!err) {
+		finish(&b);
+		qsort(b.funcs.v, b.funcs.n, sizeof(*b.funcs.v), cmp_func);
+		prog->funcs = b.funcs.v;
+		prog->nfuncs = b.funcs.n;
+		b.funcs.v = NULL;
+	} else {
+		for (i = 0; i < b.funcs.n; i++)
+			cfg_func__release(&b.funcs.v[i]);
+		free(b.funcs.v);
+		symbols__free(&prog->syms);
+		if (err == -ENOMEM)
+			cfg_error(ENOMEM, "'%s': out of memory building the CFG", img->path);
+	}
+	free_builder(&b);
+	return err;
+}
+
+void cfg_program__free(struct cfg_program *prog)
+{
+	size_t i;
+
+	for (i = 0; i < prog->nfuncs; i++)
+		cfg_func__release(&prog->funcs[i]);
+	free(prog->funcs);
+	symbols__free(&prog->syms);
+	memset(prog, 0, sizeof(*prog));
+}

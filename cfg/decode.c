@@ -1,0 +1,282 @@
+/*
+ * Cached x86-64 decoding with capstone (see decode.h): control-flow classification, branch
+ * condition codes and uprobe cost classes per instruction.
+ */
+#include "decode.h"
+#include "error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int decoder__open(struct decoder *d, const struct elf_image *img)
+{
+	cs_err e;
+
+	memset(d, 0, sizeof(*d));
+	d->img = img;
+	e = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs);
+	if (e != CS_ERR_OK)
+		return cfg_error(EINVAL, "capstone: %s", cs_strerror(e));
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	d->scratch = cs_malloc(d->cs);
+	d->chunks = calloc(img->nsecs ? img->nsecs : 1, sizeof(*d->chunks));
+	if (!d->scratch || !d->chunks) {
+		if (d->scratch)
+			cs_free(d->scratch, 1);
+		free(d->chunks);
+		d->chunks = NULL;
+		cs_close(&d->cs);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void decoder__close(struct decoder *d)
+{
+	if (d->scratch)
+		cs_free(d->scratch, 1);
+	if (d->cs)
+		cs_close(&d->cs);
+	free(d->insns);
+	if (d->chunks) {
+		for (size_t k = 0; k < d->img->nsecs; k++) {
+			size_t nch = (d->img->secs[k].size + 4095) / 4096;
+
+			for (size_t c = 0; d->chunks[k] && c < nch; c++)
+				free(d->chunks[k][c]);
+			free(d->chunks[k]);
+		}
+		free(d->chunks);
+	}
+	memset(d, 0, sizeof(*d));
+}
+
+const cs_insn *decoder__detail(struct decoder *d, uint64_t addr)
+{
+	size_t avail;
+	const uint8_t *code = elf_image__code(d->img, addr, &avail);
+	uint64_t a = addr;
+
+	if (!code)
+		return NULL;
+	if (avail > 15)
+		avail = 15;
+	if (!cs_disasm_iter(d->cs, &code, &avail, &a, d->scratch))
+		return NULL;
+	return d->scratch;
+}
+
+static int cond_code(unsigned id)
+{
+	switch (id) {
+	case X86_INS_JO: return 0x0;
+	case X86_INS_JNO: return 0x1;
+	case X86_INS_JB: return 0x2;
+	case X86_INS_JAE: return 0x3;
+	case X86_INS_JE: return 0x4;
+	case X86_INS_JNE: return 0x5;
+	case X86_INS_JBE: return 0x6;
+	case X86_INS_JA: return 0x7;
+	case X86_INS_JS: return 0x8;
+	case X86_INS_JNS: return 0x9;
+	case X86_INS_JP: return 0xa;
+	case X86_INS_JNP: return 0xb;
+	case X86_INS_JL: return 0xc;
+	case X86_INS_JGE: return 0xd;
+	case X86_INS_JLE: return 0xe;
+	case X86_INS_JG: return 0xf;
+	case X86_INS_JRCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JCXZ: return 0x10;
+	case X86_INS_LOOP: return 0x11;
+	case X86_INS_LOOPE: return 0x12;
+	case X86_INS_LOOPNE: return 0x13;
+	default: return -1;
+	}
+}
+
+/* Probe cost class from the raw bytes: what the kernel emulates without single-stepping.
+ * Only unprefixed encodings are trusted (the kernel refuses to emulate most prefixed ones). */
+static uint8_t probe_class(const uint8_t *b, unsigned size)
+{
+	if (size == 5 && b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0 && b[4] == 0)
+		return PROBE_NOP5;
+	if ((size == 5 && (b[0] == 0xe8 || b[0] == 0xe9)) || (size == 2 && b[0] == 0xeb) ||
+	    (size == 2 && b[0] >= 0x70 && b[0] <= 0x7f) ||
+	    (size == 6 && b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f))
+		return PROBE_EMULATED;
+	if ((size == 1 && b[0] >= 0x50 && b[0] <= 0x57) ||
+	    (size == 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57))
+		return PROBE_EMULATED; /* push reg */
+	if ((size == 1 && b[0] == 0x90) || (size == 2 && b[0] == 0x66 && b[1] == 0x90))
+		return PROBE_EMULATED; /* nop, xchg %ax,%ax */
+	if (size == 1 && b[0] == 0xcc)
+		return PROBE_NEVER;
+	return PROBE_STEPPED;
+}
+
+static void classify(struct dinsn *di, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *op = x->op_count ? &x->operands[0] : NULL;
+	int cc;
+
+	di->flow = INSN_PLAIN;
+	switch (in->id) {
+	case X86_INS_JMP:
+		if (op && op->type == X86_OP_IMM) {
+			di->flow = INSN_JMP;
+			di->target = (uint64_t)op->imm;
+		} else {
+			di->flow = INSN_JMP_IND;
+		}
+		break;
+	case X86_INS_CALL:
+		if (op && op->type == X86_OP_IMM) {
+			di->flow = INSN_CALL;
+			di->target = (uint64_t)op->imm;
+		} else {
+			di->flow = INSN_CALL_IND;
+		}
+		break;
+	case X86_INS_RET:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_IRET:
+	case X86_INS_IRETD:
+	case X86_INS_IRETQ:
+		di->flow = INSN_RET;
+		break;
+	case X86_INS_HLT:
+	case X86_INS_UD2:
+	case X86_INS_UD0:
+	case X86_INS_UD2B:
+	case X86_INS_INT3:
+	case X86_INS_LJMP:
+	case X86_INS_LCALL:
+		di->flow = INSN_TRAP;
+		break;
+	case X86_INS_SYSCALL:
+		di->flow = INSN_SYSCALL;
+		break;
+	default:
+		cc = cond_code(in->id);
+		if (cc >= 0 && op && op->type == X86_OP_IMM) {
+			di->flow = INSN_JCC;
+			di->cc = (uint8_t)cc;
+			di->target = (uint64_t)op->imm;
+		}
+	}
+	if ((di->flow == INSN_JMP_IND || di->flow == INSN_CALL_IND) && op &&
+	    op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP && op->mem.index == X86_REG_INVALID) {
+		di->rip_slot = 1;
+		di->target = in->address + in->size + (uint64_t)op->mem.disp;
+	}
+}
+
+/* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
+static uint32_t *slot_of(struct decoder *d, uint64_t addr)
+{
+	const struct elf_section *s = elf_image__section_at(d->img, addr);
+	size_t k, off, c;
+
+	if (!s || !s->exec || !s->data)
+		return NULL;
+	k = (size_t)(s - d->img->secs);
+	off = (size_t)(addr - s->addr);
+	c = off / 4096;
+	if (!d->chunks[k]) {
+		d->chunks[k] = calloc((s->size + 4095) / 4096, sizeof(**d->chunks));
+		if (!d->chunks[k])
+			return NULL;
+	}
+	if (!d->chunks[k][c]) {
+		d->chunks[k][c] = calloc(4096, sizeof(uint32_t));
+		if (!d->chunks[k][c])
+			return NULL;
+	}
+	return &d->chunks[k][c][off % 4096];
+}
+
+long decoder__index(struct decoder *d, uint64_t addr)
+{
+	uint32_t *slot = slot_of(d, addr);
+	const cs_insn *in;
+	struct dinsn *di;
+
+	if (!slot || *slot == UINT32_MAX)
+		return -1;
+	if (*slot)
+		return (long)*slot - 1;
+	in = decoder__detail(d, addr);
+	if (!in) {
+		*slot = UINT32_MAX;
+		return -1;
+	}
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 4096;
+		struct dinsn *ni = realloc(d->insns, cap * sizeof(*ni));
+
+		if (!ni)
+			return -1;
+		d->insns = ni;
+		d->cap = cap;
+	}
+	di = &d->insns[d->n];
+	memset(di, 0, sizeof(*di));
+	di->addr = addr;
+	di->size = (uint8_t)in->size;
+	classify(di, in);
+	di->probe_class = probe_class(in->bytes, in->size);
+	*slot = (uint32_t)++d->n;
+	d->ndecoded++;
+	return (long)d->n - 1;
+}
+
+const struct dinsn *decoder__get(struct decoder *d, uint64_t addr)
+{
+	long i = decoder__index(d, addr);
+
+	return i < 0 ? NULL : &d->insns[i];
+}
+
+int x86_reg_family(unsigned reg)
+{
+	switch (reg) {
+	case X86_REG_RAX: case X86_REG_EAX: case X86_REG_AX: case X86_REG_AL: case X86_REG_AH:
+		return 0;
+	case X86_REG_RCX: case X86_REG_ECX: case X86_REG_CX: case X86_REG_CL: case X86_REG_CH:
+		return 1;
+	case X86_REG_RDX: case X86_REG_EDX: case X86_REG_DX: case X86_REG_DL: case X86_REG_DH:
+		return 2;
+	case X86_REG_RBX: case X86_REG_EBX: case X86_REG_BX: case X86_REG_BL: case X86_REG_BH:
+		return 3;
+	case X86_REG_RSP: case X86_REG_ESP: case X86_REG_SP: case X86_REG_SPL:
+		return 4;
+	case X86_REG_RBP: case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL:
+		return 5;
+	case X86_REG_RSI: case X86_REG_ESI: case X86_REG_SI: case X86_REG_SIL:
+		return 6;
+	case X86_REG_RDI: case X86_REG_EDI: case X86_REG_DI: case X86_REG_DIL:
+		return 7;
+	case X86_REG_R8: case X86_REG_R8D: case X86_REG_R8W: case X86_REG_R8B:
+		return 8;
+	case X86_REG_R9: case X86_REG_R9D: case X86_REG_R9W: case X86_REG_R9B:
+		return 9;
+	case X86_REG_R10: case X86_REG_R10D: case X86_REG_R10W: case X86_REG_R10B:
+		return 10;
+	case X86_REG_R11: case X86_REG_R11D: case X86_REG_R11W: case X86_REG_R11B:
+		return 11;
+	case X86_REG_R12: case X86_REG_R12D: case X86_REG_R12W: case X86_REG_R12B:
+		return 12;
+	case X86_REG_R13: case X86_REG_R13D: case X86_REG_R13W: case X86_REG_R13B:
+		return 13;
+	case X86_REG_R14: case X86_REG_R14D: case X86_REG_R14W: case X86_REG_R14B:
+		return 14;
+	case X86_REG_R15: case X86_REG_R15D: case X86_REG_R15W: case X86_REG_R15B:
+		return 15;
+	default:
+		return -1;
+	}
+}

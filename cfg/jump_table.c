@@ -1,0 +1,404 @@
+/*
+ * Jump-table resolution by forward symbolic execution of the chain before an indirect jump
+ * (see jump_table.h). Values are affine in at most one symbol: c + s * SYM. Symbols 0..15 are
+ * the general registers at the start of the chain; later symbols stand for loaded values
+ * (remembering their address, size and extension) or for anything not modelled.
+ */
+#include "jump_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CHAIN 64
+#define MAX_SYMS (16 + 2 * MAX_CHAIN + 8)
+#define MAX_ENTRIES 65536
+
+struct sval {
+	int sym;   /* -1: constant */
+	int64_t c; /* value = c + s * sym */
+	int64_t s;
+};
+
+struct symdef {
+	bool is_load;
+	uint8_t size;
+	bool sext;
+	struct sval addr;
+};
+
+struct jt_state {
+	struct sval reg[16];
+	struct symdef syms[MAX_SYMS];
+	int nsyms;
+	bool cmp_valid;
+	struct sval cmp_val;
+	int64_t cmp_imm;
+	bool bound_valid;
+	struct sval bound_val; /* bound_val <= bound_max, unsigned */
+	uint64_t bound_max;
+};
+
+static struct sval fresh(struct jt_state *st)
+{
+	struct sval v = { .sym = st->nsyms, .c = 0, .s = 1 };
+
+	if (st->nsyms < MAX_SYMS)
+		memset(&st->syms[st->nsyms++], 0, sizeof(struct symdef));
+	else
+		v.sym = MAX_SYMS - 1; /* saturate: the last symbol is never a load */
+	return v;
+}
+
+static struct sval load_sym(struct jt_state *st, struct sval addr, uint8_t size, bool sext)
+{
+	struct sval v = fresh(st);
+
+	if (v.sym == MAX_SYMS - 1)
+		return v;
+	st->syms[v.sym] = (struct symdef){ .is_load = true, .size = size, .sext = sext,
+					   .addr = addr };
+	return v;
+}
+
+static bool sv_add(struct sval a, struct sval b, struct sval *out)
+{
+	if (a.sym >= 0 && b.sym >= 0) {
+		if (a.sym != b.sym)
+			return false;
+		*out = (struct sval){ .sym = a.sym, .c = a.c + b.c, .s = a.s + b.s };
+		return true;
+	}
+	*out = a.sym >= 0 ? a : b;
+	out->c = a.c + b.c;
+	if (a.sym < 0 && b.sym < 0)
+		out->s = 0;
+	return true;
+}
+
+static struct sval sv_scale(struct sval a, int64_t k)
+{
+	a.c *= k;
+	a.s *= k;
+	return a;
+}
+
+static struct sval *reg_of(struct jt_state *st, unsigned reg)
+{
+	int f = x86_reg_family(reg);
+
+	return f >= 0 ? &st->reg[f] : NULL;
+}
+
+/* The address of a memory operand as a value, or false when not affine. */
+static bool mem_addr(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
+		     struct sval *out)
+{
+	struct sval v = { .sym = -1, .c = op->mem.disp, .s = 0 };
+
+	if (op->mem.segment != X86_REG_INVALID)
+		return false;
+	if (op->mem.base == X86_REG_RIP) {
+		v.c += (int64_t)(in->address + in->size);
+	} else if (op->mem.base != X86_REG_INVALID) {
+		struct sval *b = reg_of(st, op->mem.base);
+
+		if (!b || !sv_add(v, *b, &v))
+			return false;
+	}
+	if (op->mem.index != X86_REG_INVALID) {
+		struct sval *ix = reg_of(st, op->mem.index);
+
+		if (!ix || !sv_add(v, sv_scale(*ix, op->mem.scale), &v))
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
+			  bool sext, struct sval *out)
+{
+	struct sval a, *r;
+
+	switch (op->type) {
+	case X86_OP_IMM:
+		*out = (struct sval){ .sym = -1, .c = op->imm };
+		return true;
+	case X86_OP_REG:
+		r = reg_of(st, op->reg);
+		if (!r)
+			return false;
+		*out = *r;
+		return true;
+	case X86_OP_MEM:
+		if (!mem_addr(st, in, op, &a))
+			return false;
+		*out = load_sym(st, a, op->size, sext);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr, i;
+
+	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+		/* Unknown effects: forget everything. */
+		for (i = 0; i < 16; i++)
+			st->reg[i] = fresh(st);
+		st->cmp_valid = false;
+		return;
+	}
+	for (i = 0; i < nwr; i++) {
+		struct sval *r = reg_of(st, wr[i]);
+
+		if (r)
+			*r = fresh(st);
+		if (wr[i] == X86_REG_EFLAGS)
+			st->cmp_valid = false;
+	}
+}
+
+/* Applies the constraint of an unsigned conditional jump on the path taken along the chain. */
+static void apply_branch(struct jt_state *st, unsigned cc, bool taken)
+{
+	int64_t m;
+
+	if (!st->cmp_valid || st->cmp_imm < 0)
+		return;
+	switch (cc) {
+	case 0x7: /* ja: not taken -> v <= imm */
+		if (taken)
+			return;
+		m = st->cmp_imm;
+		break;
+	case 0x3: /* jae: not taken -> v < imm */
+		if (taken || st->cmp_imm == 0)
+			return;
+		m = st->cmp_imm - 1;
+		break;
+	case 0x6: /* jbe: taken -> v <= imm */
+		if (!taken)
+			return;
+		m = st->cmp_imm;
+		break;
+	case 0x2: /* jb: taken -> v < imm */
+		if (!taken || st->cmp_imm == 0)
+			return;
+		m = st->cmp_imm - 1;
+		break;
+	default:
+		return;
+	}
+	st->bound_valid = true;
+	st->bound_val = st->cmp_val;
+	st->bound_max = (uint64_t)m;
+}
+
+static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct dinsn *di,
+		 bool taken_to_next)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+	const cs_x86_op *o1 = x->op_count > 1 ? &x->operands[1] : NULL;
+	struct sval *dst = o0 && o0->type == X86_OP_REG ? reg_of(st, o0->reg) : NULL;
+	struct sval v, w;
+
+	if (di->flow == INSN_JCC) {
+		apply_branch(st, di->cc, taken_to_next);
+		return;
+	}
+	switch (in->id) {
+	case X86_INS_MOV:
+	case X86_INS_MOVABS:
+	case X86_INS_MOVZX:
+	case X86_INS_MOVSX:
+	case X86_INS_MOVSXD:
+		if (dst && o1 &&
+		    operand_value(st, in, o1, in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD,
+				  &v)) {
+			/* movsxd r64, r32 of a zero-extended 4-byte load: now sign-extended. */
+			if (in->id == X86_INS_MOVSXD && o1->type == X86_OP_REG && v.sym >= 16 &&
+			    v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
+			    st->syms[v.sym].size == 4)
+				v = load_sym(st, st->syms[v.sym].addr, 4, true);
+			*dst = v;
+			return;
+		}
+		break;
+	case X86_INS_CDQE:
+		v = st->reg[0];
+		if (v.sym >= 16 && v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
+		    st->syms[v.sym].size == 4)
+			st->reg[0] = load_sym(st, st->syms[v.sym].addr, 4, true);
+		return;
+	case X86_INS_LEA:
+		if (dst && o1 && o1->type == X86_OP_MEM && mem_addr(st, in, o1, &v)) {
+			*dst = v;
+			return;
+		}
+		break;
+	case X86_INS_ADD:
+	case X86_INS_SUB:
+		if (dst && o1 && (o1->type == X86_OP_IMM || o1->type == X86_OP_REG) &&
+		    operand_value(st, in, o1, false, &w)) {
+			if (in->id == X86_INS_SUB)
+				w = sv_scale(w, -1);
+			if (!sv_add(*dst, w, &v))
+				v = fresh(st);
+			*dst = v;
+			st->cmp_valid = false;
+			return;
+		}
+		break;
+	case X86_INS_SHL:
+		if (dst && o1 && o1->type == X86_OP_IMM && o1->imm >= 0 && o1->imm < 8) {
+			*dst = sv_scale(*dst, (int64_t)1 << o1->imm);
+			st->cmp_valid = false;
+			return;
+		}
+		break;
+	case X86_INS_CMP:
+		if (o0 && o1 && o0->type == X86_OP_REG && o1->type == X86_OP_IMM &&
+		    operand_value(st, in, o0, false, &v)) {
+			st->cmp_valid = true;
+			st->cmp_val = v;
+			st->cmp_imm = o1->imm;
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	clobber_writes(st, cs, in);
+}
+
+/* Table of TARGET = BASE + ... forms, read once the index bound is known. */
+static int read_table(struct decoder *d, const struct jt_state *st, struct sval target,
+		      bool via_mem, struct cfg_jump_table *jt, uint64_t **targets)
+{
+	const struct symdef *ld;
+	struct sval a, b;
+	int64_t base;
+	uint64_t n, i, *t;
+	bool relative;
+
+	if (target.sym < 16 || target.s != 1 || !st->syms[target.sym].is_load)
+		return -ENOENT;
+	ld = &st->syms[target.sym];
+	if (via_mem || (ld->size == 8 && target.c == 0))
+		relative = false;
+	else if (ld->size == 4 && ld->sext)
+		relative = true;
+	else
+		return -ENOENT;
+	a = ld->addr; /* table slot address: a.c + a.s * SYM */
+	b = st->bound_val;
+	if (a.sym < 0 || a.s != (relative ? 4 : 8))
+		return -ENOENT;
+	if (!st->bound_valid || a.sym != b.sym || b.s != 1)
+		return -ERANGE;
+	/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
+	base = a.c - a.s * b.c;
+	n = st->bound_max + 1;
+	if (n == 0 || n > MAX_ENTRIES)
+		return -ERANGE;
+	t = malloc(n * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		uint64_t e;
+		size_t avail;
+
+		if (elf_image__read(d->img, (uint64_t)base + i * (uint64_t)a.s, relative ? 4 : 8,
+				    &e)) {
+			free(t);
+			return -ERANGE;
+		}
+		t[i] = relative ? (uint64_t)(target.c + (int64_t)(int32_t)e) : e;
+		if (!elf_image__code(d->img, t[i], &avail)) {
+			free(t);
+			return -ERANGE;
+		}
+	}
+	jt->table = (uint64_t)base;
+	jt->entries = (uint32_t)n;
+	jt->entry_size = relative ? 4 : 8;
+	jt->relative = relative;
+	*targets = t;
+	return 0;
+}
+
+int jump_table__resolve(struct decoder *d, uint64_t jump, jt_unique_pred_fn unique_pred,
+			void *ctx, struct cfg_jump_table *jt, uint64_t **targets)
+{
+	uint64_t chain[MAX_CHAIN + 1], cur = jump, p;
+	int n = 0, i;
+	struct jt_state *st;
+	const cs_insn *in;
+	struct sval target;
+	bool via_mem = false;
+	int err;
+
+	chain[n++] = jump;
+	while (n <= MAX_CHAIN && unique_pred(ctx, cur, &p)) {
+		const struct dinsn *di = decoder__get(d, p);
+
+		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
+		    di->flow == INSN_SYSCALL)
+			break;
+		chain[n++] = p;
+		cur = p;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < 16; i++)
+		st->reg[i] = (struct sval){ .sym = i, .c = 0, .s = 1 };
+	st->nsyms = 16;
+	/* Execute from the oldest instruction forwards; chain[i-1] follows chain[i]. */
+	for (i = n - 1; i >= 1; i--) {
+		const struct dinsn *di = decoder__get(d, chain[i]);
+		bool taken;
+
+		if (!di)
+			goto unresolved;
+		taken = di->flow == INSN_JCC && di->target == chain[i - 1] &&
+			chain[i] + di->size != chain[i - 1];
+		in = decoder__detail(d, chain[i]);
+		if (!in)
+			goto unresolved;
+		step(st, d->cs, in, di, taken);
+	}
+	in = decoder__detail(d, jump);
+	if (!in || in->detail->x86.op_count != 1)
+		goto unresolved;
+	if (in->detail->x86.operands[0].type == X86_OP_REG) {
+		struct sval *r = reg_of(st, in->detail->x86.operands[0].reg);
+
+		if (!r)
+			goto unresolved;
+		target = *r;
+	} else if (in->detail->x86.operands[0].type == X86_OP_MEM) {
+		struct sval a;
+
+		if (!mem_addr(st, in, &in->detail->x86.operands[0], &a))
+			goto unresolved;
+		target = load_sym(st, a, 8, false);
+		via_mem = true;
+	} else {
+		goto unresolved;
+	}
+	memset(jt, 0, sizeof(*jt));
+	jt->jump = jump;
+	err = read_table(d, st, target, via_mem, jt, targets);
+	free(st);
+	return err;
+unresolved:
+	free(st);
+	return -ENOENT;
+}
