@@ -727,6 +727,101 @@ static bool needs_rebuild(struct builder *b, const struct cfg_func *f)
 	return false;
 }
 
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* True when some block of G that lies outside G's own FDE range is also code of F. */
+static bool borrows_from(const struct cfg_func *g, const struct cfg_func *f)
+{
+	for (uint32_t i = 0; i < g->nblocks; i++) {
+		uint64_t a = g->blocks[i].start;
+
+		if (g->sym_size && a >= g->entry && a < g->entry + g->sym_size)
+			continue;
+		if (cfg_func__block_containing(f, a) >= 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Split-off parts of functions in stripped binaries (gcc's .cold parts have their own FDE but
+ * no name): a start known only from an FDE, never called, reached by direct jumps from exactly
+ * one function F, whose code runs on into F's own blocks. Such a start becomes a fragment of F
+ * and F is rebuilt to include it; the fragment is no longer a function of its own.
+ */
+static int merge_fragments(struct builder *b)
+{
+	VEC(uint64_t) refs = { 0 }; /* pairs (target, source function entry, kind 0 call/1 jump) */
+	size_t i, k, nf = b->funcs.n, merged = 0;
+	uint8_t *dead = NULL;
+	int err = 0;
+
+	for (i = 0; i < nf && !err; i++) {
+		const struct cfg_func *f = &b->funcs.v[i];
+
+		for (k = 0; k < f->ncalls && !err; k++) {
+			const struct cfg_call *c = &f->calls[k];
+
+			if (!c->target || c->indirect)
+				continue;
+			err = VEC_PUSH(refs, c->target);
+			err = err ? err : VEC_PUSH(refs, c->tail ? f->entry : UINT64_MAX);
+		}
+	}
+	if (err)
+		goto out;
+	qsort(refs.v, refs.n / 2, 2 * sizeof(uint64_t), cmp_pair);
+	dead = calloc(nf ? nf : 1, 1);
+	if (!dead) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < refs.n; i = k) {
+		uint64_t t = refs.v[i], src = refs.v[i + 1];
+		uint32_t gi, fi;
+		bool one_jumper = src != UINT64_MAX;
+		struct func_start *fs;
+
+		for (k = i; k < refs.n && refs.v[k] == t; k += 2)
+			one_jumper &= refs.v[k + 1] == src;
+		fs = (struct func_start *)symbols__func_at(b->syms, t);
+		if (!one_jumper || !fs || fs->sources != FUNC_SRC_FDE || src == t ||
+		    !addr_map__get(&b->func_index, t, &gi) ||
+		    !addr_map__get(&b->func_index, src, &fi) || dead[gi] || dead[fi] ||
+		    !borrows_from(&b->funcs.v[gi], &b->funcs.v[fi]))
+			continue;
+		fs->fragment = true;
+		fs->parent = src;
+		dead[gi] = 1;
+		merged++;
+		err = build_func(b, &b->funcs.v[fi]);
+		if (err)
+			goto out;
+	}
+	if (merged) {
+		for (i = 0, k = 0; i < nf; i++) {
+			if (dead[i]) {
+				cfg_func__release(&b->funcs.v[i]);
+				continue;
+			}
+			b->funcs.v[k++] = b->funcs.v[i];
+		}
+		b->funcs.n = k;
+		addr_map__clear(&b->func_index);
+		for (i = 0; i < k && !err; i++)
+			err = addr_map__put(&b->func_index, b->funcs.v[i].entry, (uint32_t)i);
+	}
+out:
+	free(refs.v);
+	free(dead);
+	return err;
+}
+
 /*
  * The no-return analysis in three steps: (1) build every function assuming that the
  * functions of the binary return (a superset of the final graph); (2) the greatest fixpoint
@@ -792,6 +887,8 @@ static int build_all(struct builder *b)
 	/* Call targets seen only in the superset graphs of step 1 stay as functions: they are
 	 * real call targets of decoded code, and keeping them is the conservative choice. */
 	b->new_starts.n = 0;
+	if (!err)
+		err = merge_fragments(b);
 out:
 	free(stack);
 	free(seen);

@@ -2,7 +2,8 @@
  * Jump-table resolution by forward symbolic execution of the chain before an indirect jump
  * (see jump_table.h). Values are affine in at most one symbol: c + s * SYM. Symbols 0..15 are
  * the general registers at the start of the chain; later symbols stand for loaded values
- * (remembering their address, size and extension) or for anything not modelled.
+ * (remembering their address, size and extension) or for anything not modelled. Memory is
+ * modelled only as cells at affine addresses, forgotten on any store that may alias them.
  */
 #include "jump_table.h"
 
@@ -27,7 +28,19 @@ struct symdef {
 	struct sval addr;
 };
 
+#define MAX_MEMO 32
+
+/* A memory cell known along the chain: a store's value, or a load's symbol (so that two
+ * loads of the same cell give the same value, as -O0 code reloads stack slots). */
+struct memo {
+	struct sval addr;
+	uint8_t size;
+	struct sval val;
+};
+
 struct jt_state {
+	struct memo memo[MAX_MEMO];
+	int nmemo;
 	struct sval reg[16];
 	struct symdef syms[MAX_SYMS];
 	int nsyms;
@@ -116,6 +129,53 @@ static bool mem_addr(struct jt_state *st, const cs_insn *in, const cs_x86_op *op
 	return true;
 }
 
+static bool same_sval(struct sval a, struct sval b)
+{
+	return a.sym == b.sym && a.c == b.c && (a.sym < 0 || a.s == b.s);
+}
+
+/* Two cells certainly do not overlap: same base symbol and scale, disjoint constant ranges,
+ * or both constant addresses that are disjoint. */
+static bool disjoint(struct sval a, uint8_t asz, struct sval b, uint8_t bsz)
+{
+	if (a.sym != b.sym || (a.sym >= 0 && a.s != b.s))
+		return false;
+	return a.c + asz <= b.c || b.c + bsz <= a.c;
+}
+
+/* A store of VAL (or of an unknown value when VAL is NULL) to ADDR/SIZE; ADDR NULL: the
+ * address is not affine, so every cell is forgotten. */
+static void memo_store(struct jt_state *st, const struct sval *addr, uint8_t size,
+		       const struct sval *val)
+{
+	int i, k = 0;
+
+	if (!addr) {
+		st->nmemo = 0;
+		return;
+	}
+	for (i = 0; i < st->nmemo; i++)
+		if (disjoint(st->memo[i].addr, st->memo[i].size, *addr, size))
+			st->memo[k++] = st->memo[i];
+	st->nmemo = k;
+	if (val && st->nmemo < MAX_MEMO)
+		st->memo[st->nmemo++] = (struct memo){ .addr = *addr, .size = size, .val = *val };
+}
+
+static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size, bool sext)
+{
+	struct sval v;
+	int i;
+
+	for (i = 0; i < st->nmemo; i++)
+		if (same_sval(st->memo[i].addr, addr) && st->memo[i].size >= size)
+			return st->memo[i].val;
+	v = load_sym(st, addr, size, sext);
+	if (st->nmemo < MAX_MEMO)
+		st->memo[st->nmemo++] = (struct memo){ .addr = addr, .size = size, .val = v };
+	return v;
+}
+
 static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 			  bool sext, struct sval *out)
 {
@@ -134,7 +194,7 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 	case X86_OP_MEM:
 		if (!mem_addr(st, in, op, &a))
 			return false;
-		*out = load_sym(st, a, op->size, sext);
+		*out = memo_load(st, a, op->size, sext);
 		return true;
 	default:
 		return false;
@@ -143,8 +203,21 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 
 static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 {
+	const cs_x86 *x = &in->detail->x86;
 	cs_regs rd, wr;
 	uint8_t nrd, nwr, i;
+
+	for (i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && (x->operands[i].access & CS_AC_WRITE)) {
+			struct sval a;
+
+			if (mem_addr(st, in, &x->operands[i], &a))
+				memo_store(st, &a, x->operands[i].size, NULL);
+			else
+				memo_store(st, NULL, 0, NULL);
+		}
+	if (in->id == X86_INS_PUSH || in->id == X86_INS_CALL)
+		memo_store(st, NULL, 0, NULL); /* writes below rsp: keep it simple */
 
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 		/* Unknown effects: forget everything. */
@@ -214,6 +287,20 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 	}
 	switch (in->id) {
 	case X86_INS_MOV:
+		if (o0 && o0->type == X86_OP_MEM && o1) {
+			struct sval a;
+
+			if (!mem_addr(st, in, o0, &a)) {
+				memo_store(st, NULL, 0, NULL);
+				return;
+			}
+			if (operand_value(st, in, o1, false, &v))
+				memo_store(st, &a, o0->size, &v);
+			else
+				memo_store(st, &a, o0->size, NULL);
+			return;
+		}
+		/* fall through */
 	case X86_INS_MOVABS:
 	case X86_INS_MOVZX:
 	case X86_INS_MOVSX:
@@ -246,12 +333,17 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 	case X86_INS_SUB:
 		if (dst && o1 && (o1->type == X86_OP_IMM || o1->type == X86_OP_REG) &&
 		    operand_value(st, in, o1, false, &w)) {
+			struct sval old = *dst;
+
 			if (in->id == X86_INS_SUB)
 				w = sv_scale(w, -1);
 			if (!sv_add(*dst, w, &v))
 				v = fresh(st);
 			*dst = v;
-			st->cmp_valid = false;
+			/* sub reg, imm sets the flags exactly as cmp reg, imm would. */
+			st->cmp_valid = in->id == X86_INS_SUB && o1->type == X86_OP_IMM;
+			st->cmp_val = old;
+			st->cmp_imm = o1->type == X86_OP_IMM ? o1->imm : 0;
 			return;
 		}
 		break;
@@ -263,8 +355,8 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 		}
 		break;
 	case X86_INS_CMP:
-		if (o0 && o1 && o0->type == X86_OP_REG && o1->type == X86_OP_IMM &&
-		    operand_value(st, in, o0, false, &v)) {
+		if (o0 && o1 && (o0->type == X86_OP_REG || o0->type == X86_OP_MEM) &&
+		    o1->type == X86_OP_IMM && operand_value(st, in, o0, false, &v)) {
 			st->cmp_valid = true;
 			st->cmp_val = v;
 			st->cmp_imm = o1->imm;
