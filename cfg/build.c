@@ -471,7 +471,8 @@ static int assemble(struct builder *b, struct cfg_func *f)
 	uint32_t nb, one;
 	int err = 0;
 
-	qsort(a, n, sizeof(*a), cmp_u64);
+	if (n)
+		qsort(a, n, sizeof(*a), cmp_u64);
 	for (i = 0; i < n && !err; i++) {
 		const struct dinsn *di = decoder__get(&b->dec, a[i]);
 		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
@@ -775,7 +776,8 @@ static int merge_fragments(struct builder *b)
 	}
 	if (err)
 		goto out;
-	qsort(refs.v, refs.n / 2, 2 * sizeof(uint64_t), cmp_pair);
+	if (refs.n)
+		qsort(refs.v, refs.n / 2, 2 * sizeof(uint64_t), cmp_pair);
 	dead = calloc(nf ? nf : 1, 1);
 	if (!dead) {
 		err = -ENOMEM;
@@ -980,7 +982,8 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 		err = build_all(&b);
 	if (!err) {
 		finish(&b);
-		qsort(b.funcs.v, b.funcs.n, sizeof(*b.funcs.v), cmp_func);
+		if (b.funcs.n)
+			qsort(b.funcs.v, b.funcs.n, sizeof(*b.funcs.v), cmp_func);
 		prog->funcs = b.funcs.v;
 		prog->nfuncs = b.funcs.n;
 		b.funcs.v = NULL;

@@ -1,6 +1,8 @@
 /*
- * The call graph of a program: for each function, its direct callees (function indices),
- * the number of indirect call sites, and its external callees by name. Tail calls are calls.
+ * The call graph of a program: for each function, its direct callees (function indices), the
+ * number of indirect call sites and of external call sites (their names are in the functions'
+ * cfg_call records). Tail calls are calls. A call through a GOT slot counts as external only;
+ * a direct call to an address where no function starts is ignored.
  */
 #ifndef EDGEPROF_CFG_CALLGRAPH_H
 #define EDGEPROF_CFG_CALLGRAPH_H

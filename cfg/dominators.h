@@ -23,7 +23,8 @@ struct cfg_domtree {
 	uint32_t nrpo;
 };
 
-/* Computes the dominator tree of F rooted at its entry block. Returns 0 or -ENOMEM. */
+/* Computes the dominator tree of F rooted at its entry block (empty when F has no blocks or
+ * an invalid entry). Returns 0 or -ENOMEM. */
 int cfg_dom__compute(struct cfg_domtree *dt, const struct cfg_func *f);
 
 /* Computes the post-dominator tree of F rooted at EXIT. Returns 0 or -ENOMEM. */

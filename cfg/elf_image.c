@@ -103,7 +103,8 @@ static int load_sections(struct elf_image *img)
 		s->entsize = sh.sh_entsize;
 		s->index = elf_ndxscn(scn);
 	}
-	qsort(img->secs, img->nsecs, sizeof(*img->secs), cmp_sec);
+	if (img->nsecs)
+		qsort(img->secs, img->nsecs, sizeof(*img->secs), cmp_sec);
 	return 0;
 }
 

@@ -52,6 +52,17 @@ struct jt_state {
 	uint64_t bound_max;
 };
 
+/* Two's-complement arithmetic, as the machine does it (no signed-overflow UB). */
+static int64_t wadd(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t wmul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
 static struct sval fresh(struct jt_state *st)
 {
 	struct sval v = { .sym = st->nsyms, .c = 0, .s = 1 };
@@ -79,11 +90,11 @@ static bool sv_add(struct sval a, struct sval b, struct sval *out)
 	if (a.sym >= 0 && b.sym >= 0) {
 		if (a.sym != b.sym)
 			return false;
-		*out = (struct sval){ .sym = a.sym, .c = a.c + b.c, .s = a.s + b.s };
+		*out = (struct sval){ .sym = a.sym, .c = wadd(a.c, b.c), .s = wadd(a.s, b.s) };
 		return true;
 	}
 	*out = a.sym >= 0 ? a : b;
-	out->c = a.c + b.c;
+	out->c = wadd(a.c, b.c);
 	if (a.sym < 0 && b.sym < 0)
 		out->s = 0;
 	return true;
@@ -91,8 +102,8 @@ static bool sv_add(struct sval a, struct sval b, struct sval *out)
 
 static struct sval sv_scale(struct sval a, int64_t k)
 {
-	a.c *= k;
-	a.s *= k;
+	a.c = wmul(a.c, k);
+	a.s = wmul(a.s, k);
 	return a;
 }
 
@@ -109,10 +120,11 @@ static bool mem_addr(struct jt_state *st, const cs_insn *in, const cs_x86_op *op
 {
 	struct sval v = { .sym = -1, .c = op->mem.disp, .s = 0 };
 
+
 	if (op->mem.segment != X86_REG_INVALID)
 		return false;
 	if (op->mem.base == X86_REG_RIP) {
-		v.c += (int64_t)(in->address + in->size);
+		v.c = wadd(v.c, (int64_t)(in->address + in->size));
 	} else if (op->mem.base != X86_REG_INVALID) {
 		struct sval *b = reg_of(st, op->mem.base);
 
@@ -139,6 +151,8 @@ static bool same_sval(struct sval a, struct sval b)
 static bool disjoint(struct sval a, uint8_t asz, struct sval b, uint8_t bsz)
 {
 	if (a.sym != b.sym || (a.sym >= 0 && a.s != b.s))
+		return false;
+	if (a.c > INT64_MAX - 16 || b.c > INT64_MAX - 16)
 		return false;
 	return a.c + asz <= b.c || b.c + bsz <= a.c;
 }
@@ -395,7 +409,7 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	if (!st->bound_valid || a.sym != b.sym || b.s != 1)
 		return -ERANGE;
 	/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
-	base = a.c - a.s * b.c;
+	base = (int64_t)((uint64_t)a.c - (uint64_t)a.s * (uint64_t)b.c);
 	n = st->bound_max + 1;
 	if (n == 0 || n > MAX_ENTRIES)
 		return -ERANGE;
@@ -411,7 +425,7 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 			free(t);
 			return -ERANGE;
 		}
-		t[i] = relative ? (uint64_t)(target.c + (int64_t)(int32_t)e) : e;
+		t[i] = relative ? (uint64_t)wadd(target.c, (int64_t)(int32_t)e) : e;
 		if (!elf_image__code(d->img, t[i], &avail)) {
 			free(t);
 			return -ERANGE;

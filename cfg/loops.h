@@ -32,7 +32,8 @@ struct cfg_loops {
 	uint32_t nirreducible;
 };
 
-/* Finds the loops of F given its dominator tree DOM. Returns 0 or -ENOMEM. */
+/* Finds the loops of F given its dominator tree DOM. Returns 0, -ENOMEM, or -EINVAL when DOM
+ * is a post-dominator tree or does not belong to F. */
 int cfg_loops__compute(struct cfg_loops *lp, const struct cfg_func *f,
 		       const struct cfg_domtree *dom);
 

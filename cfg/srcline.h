@@ -13,7 +13,9 @@ struct srcline;
  * (not an error for callers: they print no lines), or another negative errno. */
 int srcline__open(struct srcline **sl, const struct elf_image *img);
 
-/* Looks up ADDR: 0 with *FILE (owned by SL) and *LINE set, -ENOENT when no line covers it. */
+/* Looks up ADDR: 0 with *FILE (owned by SL) and *LINE set, -ENOENT when no line covers it
+ * (line 0, compiler-generated code, counts as none). Separate debug files (.gnu_debuglink,
+ * /usr/lib/debug) are not followed. */
 int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *line);
 
 void srcline__close(struct srcline *sl);

@@ -15,7 +15,11 @@ struct sh_state {
 
 static int64_t add_h(int64_t h, int64_t d)
 {
-	return h == STACK_HEIGHT_UNKNOWN ? h : h + d;
+	/* Heights beyond a few gigabytes are not real stack frames: unknown. */
+	if (h == STACK_HEIGHT_UNKNOWN || d > (1LL << 32) || d < -(1LL << 32) ||
+	    h > (1LL << 40) || h < -(1LL << 40))
+		return STACK_HEIGHT_UNKNOWN;
+	return h + d;
 }
 
 /* Applies one instruction; sets *LABEL when it materialises an address inside [lo, hi). */
@@ -57,7 +61,9 @@ static void apply(const cs_insn *in, struct sh_state *s, uint64_t lo, uint64_t h
 	case X86_INS_SUB:
 		if (dst_rsp) {
 			s->rsp = o1 && o1->type == X86_OP_IMM
-					 ? add_h(s->rsp, in->id == X86_INS_ADD ? o1->imm : -o1->imm)
+					 ? (in->id == X86_INS_ADD ? add_h(s->rsp, o1->imm)
+					    : o1->imm == INT64_MIN ? STACK_HEIGHT_UNKNOWN
+								   : add_h(s->rsp, -o1->imm))
 					 : STACK_HEIGHT_UNKNOWN;
 			return;
 		}

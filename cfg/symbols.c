@@ -405,7 +405,8 @@ static int finish_funcs(struct symbols *syms, struct vec *raw)
 	struct raw_func *r = raw->v;
 	size_t i, j, n = 0;
 
-	qsort(r, raw->n, sizeof(*r), cmp_raw);
+	if (raw->n)
+		qsort(r, raw->n, sizeof(*r), cmp_raw);
 	syms->funcs = calloc(raw->n ? raw->n : 1, sizeof(*syms->funcs));
 	if (!syms->funcs)
 		return -ENOMEM;
@@ -502,12 +503,14 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 		err = finish_funcs(syms, &raw);
 	if (err)
 		goto out;
-	qsort(got.v, got.n, sizeof(struct ext_ref), cmp_ext);
+	if (got.n)
+		qsort(got.v, got.n, sizeof(struct ext_ref), cmp_ext);
 	syms->got = got.v;
 	syms->ngot = got.n;
 	got.v = NULL;
 	err = name_plt_stubs(syms, img, &plt);
-	qsort(plt.v, plt.n, sizeof(struct ext_ref), cmp_ext);
+	if (plt.n)
+		qsort(plt.v, plt.n, sizeof(struct ext_ref), cmp_ext);
 	syms->plt = plt.v;
 	syms->nplt = plt.n;
 	plt.v = NULL;
