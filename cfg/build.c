@@ -9,6 +9,7 @@
 #include "cfg.h"
 #include "addr_map.h"
 #include "decode.h"
+#include "eh_lsda.h"
 #include "error.h"
 #include "jump_table.h"
 #include "noreturn.h"
@@ -46,6 +47,11 @@
 /* Callee status in the no-return fixpoint. */
 enum { ST_NORETURN = 0, ST_RETURNS = 1, ST_KNOWN_NORETURN = 2 };
 
+struct jref {
+	uint64_t src;
+	uint32_t next; /* 1 + index of the previous source of the same target, 0 at the end */
+};
+
 struct table_rec {
 	struct cfg_jump_table jt;
 	uint64_t *targets;
@@ -68,6 +74,9 @@ struct builder {
 	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
 	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
 	struct addr_map jump_src;  /* addr -> (int32) offset of the last intra jump source */
+	struct addr_map jump_head; /* addr -> 1 + index into jrefs of its last jump source */
+	VEC(struct jref) jrefs;    /* every intra jump source, chained per target */
+	struct addr_map roots;     /* addr -> 1: entered from outside (landing pads) */
 	struct addr_map bad;       /* addr -> 1: a target that is not decodable code */
 	struct addr_map block_of;  /* block start -> block id, while assembling */
 	struct addr_map tablelike; /* indirect jump -> 1: looks like a table, bound unproven */
@@ -76,6 +85,10 @@ struct builder {
 	VEC(uint64_t) pending;     /* indirect jumps not yet resolved */
 	VEC(struct table_rec) tables;
 	bool overlap;
+	struct jt_cfg jt_cfg;      /* how the jump-table resolver asks about predecessors */
+	struct eh_callsite *callsites; /* C++ call sites with landing pads, sorted by start */
+	size_t ncallsites;
+	struct addr_map eh_of;     /* call insn -> index into callsites, in the current function */
 };
 
 static double now(void)
@@ -140,8 +153,13 @@ static bool callee_returns(struct builder *b, uint64_t target, bool slot, bool i
 
 static int note_jump(struct builder *b, uint64_t src, uint64_t t)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, head = 0;
+	struct jref r = { .src = src };
 
+	addr_map__get(&b->jump_head, t, &head);
+	r.next = head;
+	if (VEC_PUSH(b->jrefs, r) || addr_map__put(&b->jump_head, t, (uint32_t)b->jrefs.n))
+		return -ENOMEM;
 	addr_map__get(&b->jump_in, t, &n);
 	if (addr_map__put(&b->jump_in, t, n + 1) ||
 	    addr_map__put(&b->jump_src, t, (uint32_t)(int32_t)(int64_t)(src - t)))
@@ -149,13 +167,61 @@ static int note_jump(struct builder *b, uint64_t src, uint64_t t)
 	return VEC_PUSH(b->work, t);
 }
 
+static size_t all_preds(void *ctx, uint64_t addr, uint64_t *out, size_t max)
+{
+	struct builder *b = ctx;
+	uint32_t ft, i = 0, one;
+	size_t n = 0;
+
+	if (addr == b->entry || addr_map__get(&b->roots, addr, &one))
+		return SIZE_MAX;
+	if (addr_map__get(&b->ft_pred, addr, &ft) && n++ < max)
+		out[n - 1] = addr - ft;
+	addr_map__get(&b->jump_head, addr, &i);
+	for (; i; i = b->jrefs.v[i - 1].next)
+		if (n++ < max)
+			out[n - 1] = b->jrefs.v[i - 1].src;
+	return n;
+}
+
+static uint64_t table_limit(void *ctx, uint64_t addr)
+{
+	const struct builder *b = ctx;
+
+	return symbols__object_remaining(b->syms, addr);
+}
+
+/* Inside the symbol or FDE range of the function being built, or of one of its fragments. */
+static bool in_function(void *ctx, uint64_t addr)
+{
+	const struct builder *b = ctx;
+	const struct func_start *fs = symbols__func_at(b->syms, b->entry);
+	size_t lo = 0, hi = b->syms->nfuncs;
+
+	if (fs && fs->size && addr >= fs->addr && addr - fs->addr < fs->size)
+		return true;
+	/* The nearest start at or below ADDR: a fragment of this function covering it. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->syms->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	fs = &b->syms->funcs[lo - 1];
+	return fs->fragment && fs->parent == b->entry && fs->size && addr - fs->addr < fs->size;
+}
+
 static bool unique_pred(void *ctx, uint64_t addr, uint64_t *pred)
 {
 	struct builder *b = ctx;
-	uint32_t n = 0, ft, delta;
+	uint32_t n = 0, ft, delta, one;
 	bool has_ft = addr_map__get(&b->ft_pred, addr, &ft);
 
-	if (addr == b->entry)
+	if (addr == b->entry || addr_map__get(&b->roots, addr, &one))
 		return false;
 	addr_map__get(&b->jump_in, addr, &n);
 	if (n + has_ft != 1)
@@ -178,6 +244,10 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	addr_map__clear(&b->ft_pred);
 	addr_map__clear(&b->jump_in);
 	addr_map__clear(&b->jump_src);
+	addr_map__clear(&b->jump_head);
+	addr_map__clear(&b->roots);
+	addr_map__clear(&b->eh_of);
+	b->jrefs.n = 0;
 	addr_map__clear(&b->bad);
 	addr_map__clear(&b->block_of);
 	addr_map__clear(&b->tablelike);
@@ -186,6 +256,40 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 		free(b->tables.v[i].targets);
 	b->tables.n = 0;
 	b->overlap = false;
+}
+
+/* The landing pad of the call at A, or 0 when no C++ call site covers A. */
+static size_t callsite_of(const struct builder *b, uint64_t a)
+{
+	size_t lo = 0, hi = b->ncallsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->callsites[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < b->callsites[lo - 1].end ? lo : 0;
+}
+
+/* A call that may throw: its landing pad becomes a root of the function (entered by the
+ * unwinder, so no instruction is its predecessor) and the target of an exception edge. */
+static int note_landing_pad(struct builder *b, uint64_t call)
+{
+	size_t cs = b->ncallsites ? callsite_of(b, call) : 0;
+	uint64_t lp;
+
+	if (!cs)
+		return 0;
+	lp = b->callsites[cs - 1].lp;
+	if (!elf_image__code(b->img, lp, &(size_t){ 0 }))
+		return 0;
+	if (addr_map__put(&b->eh_of, call, (uint32_t)(cs - 1)) ||
+	    addr_map__put(&b->roots, lp, 1))
+		return -ENOMEM;
+	return VEC_PUSH(b->work, lp);
 }
 
 /* Walks straight-line code from A until a transfer ends the path. */
@@ -215,6 +319,8 @@ static int walk(struct builder *b, uint64_t a)
 		case INSN_JMP_IND:
 			return di->rip_slot ? 0 : VEC_PUSH(b->pending, a);
 		case INSN_CALL:
+			if ((err = note_landing_pad(b, a)))
+				return err;
 			if (!in_plt(b->img, di->target) && !symbols__func_at(b->syms, di->target) &&
 			    elf_image__code(b->img, di->target, &(size_t){ 0 }) &&
 			    (err = VEC_PUSH(b->new_starts, di->target)))
@@ -223,6 +329,8 @@ static int walk(struct builder *b, uint64_t a)
 				return 0;
 			break;
 		case INSN_CALL_IND:
+			if ((err = note_landing_pad(b, a)))
+				return err;
 			if (!callee_returns(b, di->target, di->rip_slot, true))
 				return 0;
 			break;
@@ -254,7 +362,7 @@ static int resolve_tables(struct builder *b, bool *grew)
 			done |= b->tables.v[k].jt.jump == j;
 		if (done)
 			continue;
-		err = jump_table__resolve(&b->dec, j, unique_pred, b, &rec.jt, &rec.targets);
+		err = jump_table__resolve(&b->dec, j, &b->jt_cfg, &rec.jt, &rec.targets);
 		if (err == -ERANGE) {
 			if (addr_map__put(&b->tablelike, j, 1))
 				return -ENOMEM;
@@ -290,8 +398,7 @@ static bool tables_still_hold(struct builder *b)
 	for (i = 0; i < b->tables.n; i++) {
 		struct cfg_jump_table jt;
 		uint64_t *t = NULL;
-		int err = jump_table__resolve(&b->dec, b->tables.v[i].jt.jump, unique_pred, b, &jt,
-					      &t);
+		int err = jump_table__resolve(&b->dec, b->tables.v[i].jt.jump, &b->jt_cfg, &jt, &t);
 		bool same = !err && jt.entries == b->tables.v[i].jt.entries &&
 			    memcmp(t, b->tables.v[i].targets, jt.entries * sizeof(*t)) == 0;
 
@@ -380,6 +487,7 @@ static int make_edges(struct builder *b, struct fbuild *fb, struct cfg_func *f, 
 	const struct dinsn *di = decoder__get(&b->dec, fb->insns.v[bl->first_insn + bl->ninsns - 1].addr);
 	uint64_t next = bl->end;
 	const struct table_rec *tr;
+	uint32_t eh;
 	bool ret;
 	int err = 0;
 
@@ -441,6 +549,8 @@ static int make_edges(struct builder *b, struct fbuild *fb, struct cfg_func *f, 
 	case INSN_CALL_IND:
 		ret = callee_returns(b, di->target, di->rip_slot, di->flow == INSN_CALL_IND);
 		err = add_call(b, fb, di, blk, false, ret);
+		if (!err && addr_map__get(&b->eh_of, di->addr, &eh))
+			err = edge_to(fb, f, blk, b->callsites[eh].lp, EDGE_EXCEPTION, nblocks);
 		if (err)
 			return err;
 		if (!ret)
@@ -477,6 +587,7 @@ static int assemble(struct builder *b, struct cfg_func *f)
 		const struct dinsn *di = decoder__get(&b->dec, a[i]);
 		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
 		bool leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_in, a[i], &one) ||
+			      addr_map__get(&b->roots, a[i], &one) ||
 			      ends_block(prev) || a[i - 1] + prev->size != a[i];
 		struct cfg_insn ci = { .addr = a[i], .size = di->size, .flow = di->flow,
 				       .probe_class = di->probe_class, .cc = di->cc };
@@ -792,7 +903,7 @@ static int merge_fragments(struct builder *b)
 		for (k = i; k < refs.n && refs.v[k] == t; k += 2)
 			one_jumper &= refs.v[k + 1] == src;
 		fs = (struct func_start *)symbols__func_at(b->syms, t);
-		if (!one_jumper || !fs || fs->sources != FUNC_SRC_FDE || src == t ||
+		if (!one_jumper || !fs || (fs->sources & ~FUNC_SRC_FDE) || src == t ||
 		    !addr_map__get(&b->func_index, t, &gi) ||
 		    !addr_map__get(&b->func_index, src, &fi) || dead[gi] || dead[fi] ||
 		    !borrows_from(&b->funcs.v[gi], &b->funcs.v[fi]))
@@ -928,6 +1039,31 @@ static void finish(struct builder *b)
 	s->insns_decoded = b->dec.ndecoded;
 }
 
+static int cmp_callsite(const void *x, const void *y)
+{
+	const struct eh_callsite *a = x, *c = y;
+
+	return a->start < c->start ? -1 : a->start > c->start;
+}
+
+/* Every C++ call site with a landing pad, from the LSDAs the FDEs name. An LSDA that cannot be
+ * read is skipped: its landing pads stay unknown (and the oracle would see them missing). */
+static int load_callsites(struct builder *b)
+{
+	size_t cap = 0, i;
+
+	for (i = 0; i < b->syms->nlsdas; i++) {
+		int err = eh_lsda__callsites(b->img, b->syms->lsdas[i].lsda, b->syms->lsdas[i].start,
+					     &b->callsites, &b->ncallsites, &cap);
+
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (b->ncallsites)
+		qsort(b->callsites, b->ncallsites, sizeof(*b->callsites), cmp_callsite);
+	return 0;
+}
+
 static void free_builder(struct builder *b)
 {
 	size_t i;
@@ -939,6 +1075,11 @@ static void free_builder(struct builder *b)
 	addr_map__free(&b->ft_pred);
 	addr_map__free(&b->jump_in);
 	addr_map__free(&b->jump_src);
+	addr_map__free(&b->jump_head);
+	addr_map__free(&b->roots);
+	addr_map__free(&b->eh_of);
+	free(b->jrefs.v);
+	free(b->callsites);
 	addr_map__free(&b->bad);
 	addr_map__free(&b->block_of);
 	addr_map__free(&b->tablelike);
@@ -968,8 +1109,13 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 	prog->stats.t_symbols = now() - t0;
 	b.prog = prog;
 	b.img = img;
+	b.jt_cfg = (struct jt_cfg){ .unique_pred = unique_pred, .preds = all_preds,
+				    .table_limit = table_limit, .in_function = in_function,
+				    .ctx = &b };
 	b.syms = &prog->syms;
 	err = decoder__open(&b.dec, img);
+	if (!err)
+		err = load_callsites(&b);
 	for (i = 0; !err && i < prog->syms.nfuncs; i++) {
 		const struct func_start *fs = &prog->syms.funcs[i];
 

@@ -16,6 +16,7 @@ const char *cfg_edge_kind__name(enum cfg_edge_kind kind)
 		[EDGE_SWITCH] = "switch",           [EDGE_CALL_RETURN] = "call_return",
 		[EDGE_TAIL_CALL] = "tail_call",     [EDGE_RETURN] = "return",
 		[EDGE_NORETURN] = "noreturn",       [EDGE_UNRESOLVED] = "unresolved",
+		[EDGE_EXCEPTION] = "exception",
 	};
 	return (unsigned)kind < EDGE_KIND_COUNT ? names[kind] : "?";
 }

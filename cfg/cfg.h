@@ -60,6 +60,7 @@ enum cfg_edge_kind {
 	EDGE_RETURN,          /* return (to EXIT) */
 	EDGE_NORETURN,        /* call to a no-return function, or a trap (to EXIT) */
 	EDGE_UNRESOLVED,      /* unresolved indirect jump (to EXIT); the function is unresolved */
+	EDGE_EXCEPTION,       /* a call that may throw -> its C++ landing pad (from the LSDA) */
 	EDGE_KIND_COUNT
 };
 
@@ -101,9 +102,12 @@ struct cfg_call {
 struct cfg_jump_table {
 	uint64_t jump;    /* address of the indirect jump */
 	uint64_t table;   /* address of the table */
-	uint32_t entries; /* bound proven from the guarding compare */
+	uint32_t entries; /* from the guarding compare or an index mask, limited to the table's
+			   * data object when a symbol gives its size */
 	uint8_t entry_size;
 	uint8_t relative; /* entries are int32 offsets from the table base (PIC form) */
+	uint8_t inferred; /* bound from an index mask, the table's length from where its entries
+			   * stop pointing into the function (no symbol gave its size) */
 };
 
 /* Function flags. */

@@ -6,6 +6,7 @@
  * modelled only as cells at affine addresses, forgotten on any store that may alias them.
  */
 #include "jump_table.h"
+#include "addr_map.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -39,6 +40,11 @@ struct memo {
 };
 
 struct jt_state {
+	struct decoder *d;
+	const struct jt_cfg *cfg;
+	uint64_t chain_start;
+	uint8_t const_state[16]; /* 0 not asked, 1 constant, 2 not constant */
+	int64_t const_val[16];
 	struct memo memo[MAX_MEMO];
 	int nmemo;
 	struct sval reg[16];
@@ -50,6 +56,7 @@ struct jt_state {
 	bool bound_valid;
 	struct sval bound_val; /* bound_val <= bound_max, unsigned */
 	uint64_t bound_max;
+	uint64_t sym_max[MAX_SYMS]; /* symbol <= sym_max (from `and $mask`), UINT64_MAX: none */
 };
 
 /* Two's-complement arithmetic, as the machine does it (no signed-overflow UB). */
@@ -114,6 +121,122 @@ static struct sval *reg_of(struct jt_state *st, unsigned reg)
 	return f >= 0 ? &st->reg[f] : NULL;
 }
 
+#define MAX_BACK (1 << 18) /* instructions visited looking for a register's definitions */
+
+static bool writes_family(csh cs, const cs_insn *in, int fam)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr, i;
+
+	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return true;
+	for (i = 0; i < nwr; i++)
+		if (x86_reg_family(wr[i]) == fam)
+			return true;
+	/* Calls clobber the caller-saved registers (rax rcx rdx rsi rdi r8-r11). */
+	if (in->id == X86_INS_CALL || in->id == X86_INS_SYSCALL)
+		return fam <= 2 || fam == 6 || fam == 7 || (fam >= 8 && fam <= 11);
+	return false;
+}
+
+/* The constant a 64-bit register write puts in FAM, if it is one we recognise. */
+static bool const_def(const cs_insn *in, int fam, int64_t *val)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+	const cs_x86_op *o1 = x->op_count > 1 ? &x->operands[1] : NULL;
+
+	if (!o0 || !o1 || o0->type != X86_OP_REG || x86_reg_family(o0->reg) != fam)
+		return false;
+	if (in->id == X86_INS_LEA && o1->type == X86_OP_MEM && o1->mem.base == X86_REG_RIP &&
+	    o1->mem.index == X86_REG_INVALID && o0->size == 8) {
+		*val = (int64_t)(in->address + in->size + (uint64_t)o1->mem.disp);
+		return true;
+	}
+	if ((in->id == X86_INS_MOV || in->id == X86_INS_MOVABS) && o1->type == X86_OP_IMM &&
+	    (o0->size == 8 || (o0->size == 4 && o1->imm >= 0 && o1->imm <= UINT32_MAX))) {
+		*val = o1->imm;
+		return true;
+	}
+	return false;
+}
+
+/* Is register FAM the same constant on every path into the chain start? Searches backwards
+ * over all predecessors until each path meets a definition of FAM. */
+static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
+{
+	struct addr_map seen = { 0 };
+	uint64_t *work = malloc(MAX_BACK * sizeof(*work)), small[16], *buf = small, *big = NULL;
+	size_t nw = 0, i, n;
+	uint32_t one;
+	bool found = false, ok = work != NULL;
+
+	if (ok)
+		work[nw++] = st->chain_start;
+	while (ok && nw) {
+		uint64_t a = work[--nw];
+
+		buf = small;
+		n = st->cfg->preds(st->cfg->ctx, a, buf, 16);
+		if (n != SIZE_MAX && n > 16) {
+			uint64_t *nb = realloc(big, n * sizeof(*nb));
+
+			if (!nb) {
+				ok = false;
+				break;
+			}
+			big = buf = nb;
+			n = st->cfg->preds(st->cfg->ctx, a, buf, n);
+		}
+		if (n == SIZE_MAX || n == 0) {
+			ok = false;
+			break;
+		}
+		for (i = 0; i < n && ok; i++) {
+			const cs_insn *in;
+			int64_t v;
+
+			if (addr_map__get(&seen, buf[i], &one))
+				continue;
+			if (seen.n >= MAX_BACK || nw >= MAX_BACK || addr_map__put(&seen, buf[i], 1)) {
+				ok = false;
+				break;
+			}
+			in = decoder__detail(st->d, buf[i]);
+			if (!in) {
+				ok = false;
+			} else if (!writes_family(st->d->cs, in, fam)) {
+				work[nw++] = buf[i];
+			} else if (!const_def(in, fam, &v) || (found && v != *val)) {
+				ok = false;
+			} else {
+				*val = v;
+				found = true;
+			}
+		}
+	}
+	addr_map__free(&seen);
+	free(work);
+	free(big);
+	return ok && found;
+}
+
+/* Replaces an initial register symbol in V by that register's constant value at the chain
+ * start, when it has one. */
+static void try_const(struct jt_state *st, struct sval *v)
+{
+	int r = v->sym;
+
+	if (r < 0 || r >= 16 || !st->cfg || !st->cfg->preds)
+		return;
+	if (st->const_state[r] == 0) {
+		/* decoder__detail reuses one scratch instruction: the caller's is gone after. */
+		st->const_state[r] = reg_const_at_start(st, r, &st->const_val[r]) ? 1 : 2;
+	}
+	if (st->const_state[r] == 1)
+		*v = (struct sval){ .sym = -1, .c = wadd(v->c, wmul(v->s, st->const_val[r])) };
+}
+
 /* The address of a memory operand as a value, or false when not affine. */
 static bool mem_addr(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 		     struct sval *out)
@@ -132,10 +255,20 @@ static bool mem_addr(struct jt_state *st, const cs_insn *in, const cs_x86_op *op
 			return false;
 	}
 	if (op->mem.index != X86_REG_INVALID) {
-		struct sval *ix = reg_of(st, op->mem.index);
+		struct sval *ix = reg_of(st, op->mem.index), bv, iv;
 
-		if (!ix || !sv_add(v, sv_scale(*ix, op->mem.scale), &v))
+		if (!ix)
 			return false;
+		if (!sv_add(v, sv_scale(*ix, op->mem.scale), &v)) {
+			/* Two symbols: the base may be a constant set before the chain. */
+			bv = *reg_of(st, op->mem.base);
+			iv = *ix;
+			try_const(st, &bv);
+			try_const(st, &iv);
+			v = (struct sval){ .sym = -1, .c = op->mem.disp };
+			if (!sv_add(v, bv, &v) || !sv_add(v, sv_scale(iv, op->mem.scale), &v))
+				return false;
+		}
 	}
 	*out = v;
 	return true;
@@ -351,13 +484,29 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 
 			if (in->id == X86_INS_SUB)
 				w = sv_scale(w, -1);
-			if (!sv_add(*dst, w, &v))
-				v = fresh(st);
+			if (!sv_add(*dst, w, &v)) {
+				struct sval a0 = *dst;
+
+				try_const(st, &a0);
+				try_const(st, &w);
+				if (!sv_add(a0, w, &v))
+					v = fresh(st);
+			}
 			*dst = v;
 			/* sub reg, imm sets the flags exactly as cmp reg, imm would. */
 			st->cmp_valid = in->id == X86_INS_SUB && o1->type == X86_OP_IMM;
 			st->cmp_val = old;
 			st->cmp_imm = o1->type == X86_OP_IMM ? o1->imm : 0;
+			return;
+		}
+		break;
+	case X86_INS_AND:
+		if (dst && o1 && o1->type == X86_OP_IMM && o1->imm >= 0 && o1->imm < MAX_ENTRIES) {
+			v = fresh(st);
+			if (v.sym != MAX_SYMS - 1)
+				st->sym_max[v.sym] = (uint64_t)o1->imm;
+			*dst = v;
+			st->cmp_valid = false;
 			return;
 		}
 		break;
@@ -390,8 +539,8 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	const struct symdef *ld;
 	struct sval a, b;
 	int64_t base;
-	uint64_t n, i, *t;
-	bool relative;
+	uint64_t n, i, *t, lim;
+	bool relative, by_mask = false;
 
 	if (target.sym < 16 || target.s != 1 || !st->syms[target.sym].is_load)
 		return -ENOENT;
@@ -406,12 +555,25 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	b = st->bound_val;
 	if (a.sym < 0 || a.s != (relative ? 4 : 8))
 		return -ENOENT;
-	if (!st->bound_valid || a.sym != b.sym || b.s != 1)
+	if (st->bound_valid && a.sym == b.sym && b.s == 1) {
+		/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
+		base = (int64_t)((uint64_t)a.c - (uint64_t)a.s * (uint64_t)b.c);
+		n = st->bound_max + 1;
+	} else if (st->sym_max[a.sym] != UINT64_MAX) {
+		/* SYM = x & mask in [0, mask] */
+		base = a.c;
+		n = st->sym_max[a.sym] + 1;
+		by_mask = true;
+	} else {
 		return -ERANGE;
-	/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
-	base = (int64_t)((uint64_t)a.c - (uint64_t)a.s * (uint64_t)b.c);
-	n = st->bound_max + 1;
+	}
 	if (n == 0 || n > MAX_ENTRIES)
+		return -ERANGE;
+	/* Indexing past the array is undefined in C: the object's size bounds the table. */
+	lim = st->cfg->table_limit ? st->cfg->table_limit(st->cfg->ctx, (uint64_t)base) : 0;
+	if (lim && lim / (uint64_t)a.s < n)
+		n = lim / (uint64_t)a.s;
+	if (n == 0)
 		return -ERANGE;
 	t = malloc(n * sizeof(*t));
 	if (!t)
@@ -419,17 +581,29 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	for (i = 0; i < n; i++) {
 		uint64_t e;
 		size_t avail;
+		bool ok;
 
-		if (elf_image__read(d->img, (uint64_t)base + i * (uint64_t)a.s, relative ? 4 : 8,
-				    &e)) {
+		ok = !elf_image__read(d->img, (uint64_t)base + i * (uint64_t)a.s, relative ? 4 : 8,
+				      &e);
+		if (ok)
+			t[i] = relative ? (uint64_t)wadd(target.c, (int64_t)(int32_t)e) : e;
+		ok = ok && elf_image__code(d->img, t[i], &avail);
+		/* A mask bounds the index, not the table: without an object size, the table
+		 * ends where its entries stop pointing into this function. */
+		if (by_mask && !lim && (!ok || !st->cfg->in_function ||
+					!st->cfg->in_function(st->cfg->ctx, t[i]))) {
+			n = i;
+			jt->inferred = 1;
+			break;
+		}
+		if (!ok) {
 			free(t);
 			return -ERANGE;
 		}
-		t[i] = relative ? (uint64_t)wadd(target.c, (int64_t)(int32_t)e) : e;
-		if (!elf_image__code(d->img, t[i], &avail)) {
-			free(t);
-			return -ERANGE;
-		}
+	}
+	if (n == 0) {
+		free(t);
+		return -ERANGE;
 	}
 	jt->table = (uint64_t)base;
 	jt->entries = (uint32_t)n;
@@ -439,19 +613,38 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	return 0;
 }
 
-int jump_table__resolve(struct decoder *d, uint64_t jump, jt_unique_pred_fn unique_pred,
-			void *ctx, struct cfg_jump_table *jt, uint64_t **targets)
+/* A private copy of a decoded instruction: decoder__detail reuses its scratch buffer. */
+struct insn_copy {
+	cs_insn in;
+	cs_detail detail;
+};
+
+static const cs_insn *copy_insn(struct decoder *d, uint64_t addr, struct insn_copy *c)
+{
+	const cs_insn *in = decoder__detail(d, addr);
+
+	if (!in)
+		return NULL;
+	c->in = *in;
+	c->detail = *in->detail;
+	c->in.detail = &c->detail;
+	return &c->in;
+}
+
+int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
+			struct cfg_jump_table *jt, uint64_t **targets)
 {
 	uint64_t chain[MAX_CHAIN + 1], cur = jump, p;
 	int n = 0, i;
 	struct jt_state *st;
+	struct insn_copy copy;
 	const cs_insn *in;
 	struct sval target;
 	bool via_mem = false;
 	int err;
 
 	chain[n++] = jump;
-	while (n <= MAX_CHAIN && unique_pred(ctx, cur, &p)) {
+	while (n <= MAX_CHAIN && cfg->unique_pred(cfg->ctx, cur, &p)) {
 		const struct dinsn *di = decoder__get(d, p);
 
 		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
@@ -463,24 +656,31 @@ int jump_table__resolve(struct decoder *d, uint64_t jump, jt_unique_pred_fn uniq
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	st->d = d;
+	st->cfg = cfg;
+	st->chain_start = chain[n - 1];
 	for (i = 0; i < 16; i++)
 		st->reg[i] = (struct sval){ .sym = i, .c = 0, .s = 1 };
 	st->nsyms = 16;
+	for (i = 0; i < MAX_SYMS; i++)
+		st->sym_max[i] = UINT64_MAX;
 	/* Execute from the oldest instruction forwards; chain[i-1] follows chain[i]. */
 	for (i = n - 1; i >= 1; i--) {
 		const struct dinsn *di = decoder__get(d, chain[i]);
+		struct dinsn dcopy;
 		bool taken;
 
 		if (!di)
 			goto unresolved;
-		taken = di->flow == INSN_JCC && di->target == chain[i - 1] &&
-			chain[i] + di->size != chain[i - 1];
-		in = decoder__detail(d, chain[i]);
+		dcopy = *di;
+		taken = dcopy.flow == INSN_JCC && dcopy.target == chain[i - 1] &&
+			chain[i] + dcopy.size != chain[i - 1];
+		in = copy_insn(d, chain[i], &copy);
 		if (!in)
 			goto unresolved;
-		step(st, d->cs, in, di, taken);
+		step(st, d->cs, in, &dcopy, taken);
 	}
-	in = decoder__detail(d, jump);
+	in = copy_insn(d, jump, &copy);
 	if (!in || in->detail->x86.op_count != 1)
 		goto unresolved;
 	if (in->detail->x86.operands[0].type == X86_OP_REG) {
@@ -502,6 +702,8 @@ int jump_table__resolve(struct decoder *d, uint64_t jump, jt_unique_pred_fn uniq
 	memset(jt, 0, sizeof(*jt));
 	jt->jump = jump;
 	err = read_table(d, st, target, via_mem, jt, targets);
+	if (err)
+		memset(jt, 0, sizeof(*jt));
 	free(st);
 	return err;
 unresolved:

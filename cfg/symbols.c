@@ -5,6 +5,7 @@
  * names of PLT stubs and GOT slots from the dynamic relocations.
  */
 #include "symbols.h"
+#include "eh_lsda.h"
 #include "error.h"
 
 #include <dwarf.h>
@@ -74,7 +75,7 @@ static int cmp_raw(const void *a, const void *b)
 }
 
 static int read_symtab(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh, unsigned src,
-		       struct vec *raw)
+		       struct vec *raw, struct vec *objs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -91,6 +92,15 @@ static int read_symtab(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh,
 		if (!gelf_getsym(data, (int)i, &sym))
 			return cfg_error(EINVAL, "'%s': corrupt symbol %zu", img->path, i);
 		type = GELF_ST_TYPE(sym.st_info);
+		if (objs && type == STT_OBJECT && sym.st_shndx != SHN_UNDEF && sym.st_size &&
+		    sym.st_value + sym.st_size > sym.st_value) {
+			struct data_object *o = vec_push(objs);
+
+			if (!o)
+				return -ENOMEM;
+			*o = (struct data_object){ .addr = sym.st_value, .size = sym.st_size };
+			continue;
+		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
 		    !in_code(img, sym.st_value))
 			continue;
@@ -147,16 +157,21 @@ static bool eh_read(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t 
 
 struct cie_enc {
 	Dwarf_Off off;
-	int enc; /* FDE pointer encoding, -1 when the CIE has none we understand */
+	int enc;      /* FDE pointer encoding, -1 when the CIE has none we understand */
+	int lsda_enc; /* LSDA pointer encoding ('L'), -1 when none */
+	bool z;       /* FDEs carry a sized augmentation data block */
 };
 
-/* The FDE pointer encoding ('R' augmentation) of a CIE, DW_EH_PE_absptr when absent. */
-static int cie_fde_encoding(const Dwarf_CIE *cie)
+/* The FDE pointer encoding ('R' augmentation) of a CIE, DW_EH_PE_absptr when absent; the LSDA
+ * encoding ('L') into *LSDA_ENC, -1 when absent. */
+static int cie_fde_encoding(const Dwarf_CIE *cie, int *lsda_enc)
 {
 	const char *a = cie->augmentation;
 	const uint8_t *d = cie->augmentation_data;
 	const uint8_t *end = d ? d + cie->augmentation_data_size : NULL;
+	int enc = DW_EH_PE_absptr;
 
+	*lsda_enc = -1;
 	if (!a || a[0] != 'z')
 		return a && a[0] ? -1 : DW_EH_PE_absptr;
 	for (a++; *a; a++) {
@@ -164,9 +179,10 @@ static int cie_fde_encoding(const Dwarf_CIE *cie)
 			return -1;
 		switch (*a) {
 		case 'R':
-			return *d;
+			enc = *d++;
+			break;
 		case 'L':
-			d++;
+			*lsda_enc = *d++;
 			break;
 		case 'P': {
 			unsigned n = eh_format_size(*d);
@@ -183,11 +199,11 @@ static int cie_fde_encoding(const Dwarf_CIE *cie)
 			return -1;
 		}
 	}
-	return DW_EH_PE_absptr;
+	return enc;
 }
 
 static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh,
-			 struct vec *raw, size_t *nfde)
+			 struct vec *raw, size_t *nfde, struct vec *lsdas)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	const unsigned char *ident = img->map;
@@ -222,16 +238,20 @@ static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *s
 				break;
 			}
 			c->off = off;
-			c->enc = cie_fde_encoding(&e.cie);
+			c->enc = cie_fde_encoding(&e.cie, &c->lsda_enc);
+			c->z = e.cie.augmentation && e.cie.augmentation[0] == 'z';
 		} else {
 			const uint8_t *p = e.fde.start, *end = e.fde.end;
 			int enc = -1;
 			uint64_t start, len;
 			size_t i;
+			const struct cie_enc *cie = NULL;
 
 			for (i = 0; i < cies.n; i++)
 				if (((struct cie_enc *)cies.v)[i].off == e.fde.CIE_pointer)
-					enc = ((struct cie_enc *)cies.v)[i].enc;
+					cie = &((struct cie_enc *)cies.v)[i];
+			if (cie)
+				enc = cie->enc;
 			if (enc < 0 || (enc & 0x70) > DW_EH_PE_pcrel || !eh_read(p, end, enc, &start) ||
 			    !eh_read(p + eh_format_size(enc), end, enc & 0x0f, &len)) {
 				off = next;
@@ -249,6 +269,24 @@ static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *s
 				}
 				*r = (struct raw_func){ .addr = start, .size = len,
 							.sources = FUNC_SRC_FDE, .rank = 3 };
+			}
+			/* The LSDA pointer is the first field of the augmentation data. */
+			if (len && cie->z && cie->lsda_enc >= 0 && cie->lsda_enc != DW_EH_PE_omit) {
+				uint64_t at = sh->sh_addr +
+					      (uint64_t)(p - (const uint8_t *)data->d_buf) +
+					      2 * eh_format_size(enc);
+				uint64_t alen, lsda;
+				struct fde_lsda *fl;
+
+				if (!eh_read_uleb(img, &at, &alen) && alen &&
+				    !eh_read_encoded(img, &at, (uint8_t)cie->lsda_enc, &lsda) && lsda) {
+					fl = vec_push(lsdas);
+					if (!fl) {
+						err = -ENOMEM;
+						break;
+					}
+					*fl = (struct fde_lsda){ .start = start, .lsda = lsda };
+				}
 			}
 		}
 		if (next == (Dwarf_Off)-1)
@@ -284,6 +322,38 @@ static int read_init_arrays(const struct elf_image *img, struct vec *raw)
 		}
 	}
 	return 0;
+}
+
+static int cmp_object(const void *a, const void *b)
+{
+	const struct data_object *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+uint64_t symbols__object_remaining(const struct symbols *syms, uint64_t addr)
+{
+	size_t lo = 0, hi = syms->nobjects;
+	uint64_t best = 0;
+
+	/* Objects may nest or overlap (aliases): take the smallest that covers ADDR. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms->objects[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct data_object *o = &syms->objects[lo];
+
+		if (addr - o->addr < o->size && (!best || o->addr + o->size - addr < best))
+			best = o->addr + o->size - addr;
+		if (addr - o->addr > (1u << 24))
+			break;
+	}
+	return best;
 }
 
 static int cmp_ext(const void *a, const void *b)
@@ -451,6 +521,8 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 	struct vec raw = { .elt = sizeof(struct raw_func) };
 	struct vec got = { .elt = sizeof(struct ext_ref) };
 	struct vec plt = { .elt = sizeof(struct ext_ref) };
+	struct vec lsdas = { .elt = sizeof(struct fde_lsda) };
+	struct vec objs = { .elt = sizeof(struct data_object) };
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr symtab_sh, dynsym_sh;
 	int err = 0;
@@ -478,15 +550,15 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 			if (elf_getshdrstrndx(img->elf, &shstrndx) == 0 &&
 			    (name = elf_strptr(img->elf, shstrndx, sh.sh_name)) &&
 			    strcmp(name, ".eh_frame") == 0 && sh.sh_size)
-				err = read_eh_frame(img, scn, &sh, &raw, &syms->nfde);
+				err = read_eh_frame(img, scn, &sh, &raw, &syms->nfde, &lsdas);
 		}
 		if (err)
 			goto out;
 	}
 	if (symtab)
-		err = read_symtab(img, symtab, &symtab_sh, FUNC_SRC_SYMTAB, &raw);
+		err = read_symtab(img, symtab, &symtab_sh, FUNC_SRC_SYMTAB, &raw, &objs);
 	if (!err && dynsym)
-		err = read_symtab(img, dynsym, &dynsym_sh, FUNC_SRC_DYNSYM, &raw);
+		err = read_symtab(img, dynsym, &dynsym_sh, FUNC_SRC_DYNSYM, &raw, NULL);
 	syms->stripped = symtab == NULL;
 	if (!err && in_code(img, img->entry)) {
 		struct raw_func *r = vec_push(&raw);
@@ -514,8 +586,18 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 	syms->plt = plt.v;
 	syms->nplt = plt.n;
 	plt.v = NULL;
+	syms->lsdas = lsdas.v;
+	syms->nlsdas = lsdas.n;
+	lsdas.v = NULL;
+	if (objs.n)
+		qsort(objs.v, objs.n, sizeof(struct data_object), cmp_object);
+	syms->objects = objs.v;
+	syms->nobjects = objs.n;
+	objs.v = NULL;
 out:
 	free(raw.v);
+	free(lsdas.v);
+	free(objs.v);
 	if (got.v) {
 		for (size_t i = 0; i < got.n; i++)
 			free(((struct ext_ref *)got.v)[i].name);
@@ -544,6 +626,8 @@ void symbols__free(struct symbols *syms)
 	free(syms->funcs);
 	free(syms->plt);
 	free(syms->got);
+	free(syms->lsdas);
+	free(syms->objects);
 	memset(syms, 0, sizeof(*syms));
 }
 

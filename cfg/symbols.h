@@ -33,8 +33,21 @@ struct ext_ref {
 	char *name;    /* owned, without version suffix */
 };
 
+/* An FDE that names a language-specific data area (C++ exception tables). */
+struct fde_lsda {
+	uint64_t start; /* the FDE's initial location */
+	uint64_t lsda;  /* LSDA address (in .gcc_except_table) */
+};
+
+/* A sized data object from .symtab (e.g. a jump or dispatch table). */
+struct data_object {
+	uint64_t addr, size;
+};
+
 struct symbols {
 	struct func_start *funcs; /* sorted by addr, unique */
+	struct data_object *objects; /* OBJECT symbols with a size, sorted by addr */
+	size_t nobjects;
 	size_t nfuncs;
 	struct ext_ref *plt;      /* PLT stubs, sorted by addr */
 	size_t nplt;
@@ -42,6 +55,8 @@ struct symbols {
 	size_t ngot;
 	bool stripped;            /* no .symtab: starts came from .dynsym + FDEs */
 	size_t nfde;              /* FDEs read */
+	struct fde_lsda *lsdas;   /* FDEs with an LSDA, in .eh_frame order */
+	size_t nlsdas;
 };
 
 /* Discovers the function starts and the PLT/GOT names of IMG. Returns 0 or a negative errno
@@ -56,6 +71,10 @@ const struct func_start *symbols__func_at(const struct symbols *syms, uint64_t a
 /* Adds a start (e.g. a call target found during traversal) if none is there yet; returns it
  * or NULL on allocation failure. Keeps the array sorted; pointers into it become invalid. */
 struct func_start *symbols__add(struct symbols *syms, uint64_t addr, unsigned source);
+
+/* Bytes from ADDR to the end of the sized data object containing it, or 0 when no object
+ * symbol covers ADDR (always 0 for stripped files). */
+uint64_t symbols__object_remaining(const struct symbols *syms, uint64_t addr);
 
 /* The external name of the PLT stub at ADDR, or NULL. */
 const char *symbols__plt_name(const struct symbols *syms, uint64_t addr);

@@ -36,21 +36,27 @@
  *    before). For jcnd, EXECUTED is how often the jcc ran in that context and TAKEN how often
  *    it went to TARGET, so EXECUTED - TAKEN is the not-taken (fall-through) count. A jcc that
  *    was never taken gets no jcnd= line at all.
- *  - Fall-throughs are never written as jumps: neither a jcc's not-taken path nor the flow
- *    from one instruction to the next (also not across a basic-block boundary). A direct jmp
- *    to the next instruction is not seen as a jump either.
+ *  - Fall-throughs are not written as jumps: neither a jcc's not-taken path nor the flow from
+ *    one instruction to the next (also not across a basic-block boundary). A DIRECT jmp to
+ *    the very next instruction is not written either (it looks like a fall-through), while an
+ *    INDIRECT jmp that lands on the next instruction (a switch case placed right after the
+ *    jmp *%rax) is a jump= line.
  *  - An indirect jump (jmp *%rax of a switch) gives one jump= line per target reached, all
  *    with the indirect jump as source.
- *  - A jump to the start of another function (a tail call: "jmp sq", clang's "jcc sq", an
- *    indirect "jmp *%rax" that leaves the function) is written as calls=, not as jump=, when
- *    valgrind knows a symbol at the target; a jump to an address valgrind has no symbol for
- *    stays a jump= (crtstuff's frame_dummy -> register_tm_clones in a PIE). Control
- *    transfers between objects (ld.so entering _start, libc calling main or a qsort
- *    comparator, the C++ unwinder landing in a catch block) are also calls= lines.
- *  - A function can appear under several fn= contexts (recursion levels "name'2", several
- *    parts, several threads): the same address then has several cost lines, which add up.
- *  - A rep-prefixed string instruction counts one Ir per execution of the instruction (not
- *    per iteration) and is not reported as a jump to itself.
+ *  - A jump to the start of another function (a sibling call "jmp sq", an indirect
+ *    "jmp *%rax" that leaves the function, a jmp into a NAME.cold part, which has a symbol)
+ *    is written as calls=, not as jump=, when valgrind knows a symbol at the target; a jump
+ *    to an address valgrind has no symbol for stays a jump= (crtstuff's frame_dummy ->
+ *    register_tm_clones). Transfers between objects (ld.so entering _start, libc calling
+ *    main or a qsort comparator) are calls= too; the site is then in the other object.
+ *  - Returns are not recorded. Neither is the C++ unwinder's entry into a landing pad: the
+ *    landing pad just has more executions than recorded jumps and calls into it.
+ *  - A function can appear under several fn= contexts (recursion levels "name'2", a cold
+ *    part reached by a jump staying in its caller's context, several parts): the same address
+ *    then has several cost lines, which add up.
+ *  - A rep-prefixed string instruction counts one Ir per iteration plus one (n + 1 for a
+ *    count of n), and its iterations are written as jumps to itself (a "jump=1" and a
+ *    "jcnd=n-1/n" from the instruction to itself).
  *
  * What is kept, for the one object asked for: the self Ir of each instruction (its execution
  * count), the jumps whose source is in the object, and the calls whose site or target is.

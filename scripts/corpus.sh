@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Fetches and builds the real-program corpus: lua5.4, bzip2 and sqlite3 from their Debian 12
+# source packages (`apt-get source`, into corpus/src/), each built with `gcc -O2 -g` (PIE, the
+# Debian gcc default) into ONE binary holding all of its code (objects linked directly, no
+# shared library): corpus/bin/lua5.4, corpus/bin/bzip2, corpus/bin/sqlite3.
+# Idempotent: sources already fetched are reused and a binary whose build recipe is unchanged
+# is not rebuilt. See /work/shared/design/corpus-notes.md for why the flags are what they are.
+#   usage: scripts/corpus.sh [--quiet]
+# On failure: one line "corpus: error: ..." on stderr and a non-zero exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CORPUS=$ROOT/corpus
+SRC=$CORPUS/src
+OBJ=$CORPUS/obj
+BIN=$CORPUS/bin
+CC=${CORPUS_CC:-gcc}
+# Bump when a recipe below changes in a way that the stamp strings do not capture.
+RECIPE_VERSION=1
+
+QUIET=0
+for arg in "$@"; do
+	case "$arg" in
+	--quiet | -q) QUIET=1 ;;
+	-h | --help)
+		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet])" >&2
+		exit 2
+		;;
+	esac
+done
+
+log() { if [ "$QUIET" = 0 ]; then echo "corpus: $*"; fi; }
+die() {
+	echo "corpus: error: $*" >&2
+	exit 1
+}
+
+for tool in "$CC" apt-get dpkg-source tclsh; do
+	command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found (run 'make deps' as root)"
+done
+
+mkdir -p "$SRC" "$OBJ" "$BIN"
+
+# fetch PKG: sets SRCDIR to the unpacked, patched source tree of Debian source package PKG.
+# A marker file records a completed `apt-get source` so an interrupted one is redone.
+fetch() {
+	local pkg=$1 marker=$SRC/.$1.fetched dir
+	if [ -f "$marker" ]; then
+		dir=$SRC/$(cat "$marker")
+		if [ -d "$dir/debian" ]; then
+			SRCDIR=$dir
+			return 0
+		fi
+	fi
+	log "fetching Debian source package $pkg"
+	local flog=$OBJ/fetch-$pkg.log
+	rm -rf "${SRC:?}/$pkg"-[0-9]*/
+	if ! (cd "$SRC" && apt-get source "$pkg") >"$flog" 2>&1; then
+		# Usually stale or missing Sources lists: update once and retry.
+		{ apt-get update && (cd "$SRC" && apt-get source "$pkg"); } >>"$flog" 2>&1 ||
+			die "apt-get source $pkg failed (see $flog; deb-src entries come from scripts/install-deps.sh)"
+	fi
+	# The directory apt-get made: PKG-UPSTREAMVERSION.
+	dir=$(cd "$SRC" && find . -maxdepth 1 -type d -name "$pkg-[0-9]*" | sort | head -n 1)
+	dir=${dir#./}
+	{ [ -n "$dir" ] && [ -d "$SRC/$dir/debian" ]; } || die "apt-get source $pkg made no source tree in $SRC (see $flog)"
+	echo "$dir" >"$marker"
+	SRCDIR=$SRC/$dir
+}
+
+# debversion SRCDIR: the Debian version of an unpacked source tree (from debian/changelog).
+debversion() {
+	local v
+	v=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$1/debian/changelog")
+	[ -n "$v" ] || die "no version in $1/debian/changelog"
+	echo "$v"
+}
+
+# up_to_date NAME KEY: true if corpus/bin/NAME exists and was built by the recipe KEY.
+up_to_date() {
+	[ -x "$BIN/$1" ] && [ -f "$OBJ/$1/stamp" ] && [ "$(cat "$OBJ/$1/stamp")" = "$2" ]
+}
+
+# run NAME LOG CMD...: runs CMD with output appended to LOG; dies with one line on failure.
+run() {
+	local name=$1 blog=$2
+	shift 2
+	echo "+ $*" >>"$blog"
+	"$@" >>"$blog" 2>&1 || die "building $name failed: '$1' exited non-zero (see $blog)"
+}
+
+# finish NAME KEY BUILT: installs the freshly linked binary and records its recipe.
+finish() {
+	mv -f "$3" "$BIN/$1"
+	printf '%s' "$2" >"$OBJ/$1/stamp"
+	log "built $BIN/$1"
+}
+
+# --- lua5.4 ----------------------------------------------------------------------------------
+# All of src/*.c except luac.c (lua.c holds main); LUA_USE_LINUX as Debian's "linux" target but
+# without readline. luai_makeseed and l_randomizePivot are pinned so that string hashes and
+# table.sort pivots do not depend on time or addresses.
+LUA_CFLAGS=(-O2 -g -std=gnu99 -Wall -DLUA_COMPAT_5_3 -DLUA_USE_LINUX
+	"-Dluai_makeseed(L)=0" "-Dl_randomizePivot()=(~0u)")
+LUA_LIBS=(-lm -ldl)
+build_lua() {
+	fetch lua5.4
+	local s=$SRCDIR o=$OBJ/lua5.4
+	local ver key
+	ver=$(debversion "$s")
+	key="v$RECIPE_VERSION lua5.4 $ver $CC ${LUA_CFLAGS[*]} ${LUA_LIBS[*]}"
+	if up_to_date lua5.4 "$key"; then
+		log "lua5.4 up to date ($BIN/lua5.4)"
+		return 0
+	fi
+	log "building lua5.4 $ver"
+	rm -rf "$o" && mkdir -p "$o"
+	local blog=$o/build.log
+	# debian/rules generates this header (the multiarch triplet for module paths).
+	printf '#ifndef _LUA_DEB_MULTIARCH_\n#define _LUA_DEB_MULTIARCH_\n#define DEB_HOST_MULTIARCH "%s"\n#endif\n' \
+		"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)" >"$o/lua5.4-deb-multiarch.h"
+	local f objs=()
+	for f in "$s"/src/*.c; do
+		case "$(basename "$f")" in luac.c) continue ;; esac
+		run lua5.4 "$blog" "$CC" "${LUA_CFLAGS[@]}" -I"$o" -I"$s/src" -c "$f" -o "$o/$(basename "${f%.c}").o"
+		objs+=("$o/$(basename "${f%.c}").o")
+	done
+	run lua5.4 "$blog" "$CC" -O2 -g "${objs[@]}" -o "$o/lua5.4" "${LUA_LIBS[@]}"
+	finish lua5.4 "$key" "$o/lua5.4"
+}
+
+# --- bzip2 -----------------------------------------------------------------------------------
+# The library and the command line tool compiled together, as the upstream Makefile's bzip2
+# target does (Debian's links bzip2 against libbz2.so instead).
+BZ_CFLAGS=(-O2 -g -Wall -Winline -D_FILE_OFFSET_BITS=64)
+BZ_SRCS=(blocksort huffman crctable randtable compress decompress bzlib bzip2)
+build_bzip2() {
+	fetch bzip2
+	local s=$SRCDIR o=$OBJ/bzip2
+	local ver key
+	ver=$(debversion "$s")
+	key="v$RECIPE_VERSION bzip2 $ver $CC ${BZ_CFLAGS[*]} ${BZ_SRCS[*]}"
+	if up_to_date bzip2 "$key"; then
+		log "bzip2 up to date ($BIN/bzip2)"
+		return 0
+	fi
+	log "building bzip2 $ver"
+	rm -rf "$o" && mkdir -p "$o"
+	local blog=$o/build.log f objs=()
+	for f in "${BZ_SRCS[@]}"; do
+		run bzip2 "$blog" "$CC" "${BZ_CFLAGS[@]}" -I"$s" -c "$s/$f.c" -o "$o/$f.o"
+		objs+=("$o/$f.o")
+	done
+	run bzip2 "$blog" "$CC" -O2 -g "${objs[@]}" -o "$o/bzip2"
+	finish bzip2 "$key" "$o/bzip2"
+}
+
+# --- sqlite3 ---------------------------------------------------------------------------------
+# The Debian source package holds the canonical source tree (src/*.c, parse.y, tool/*.tcl), not
+# the amalgamation. Its own configure + make generate the amalgamation sqlite3.c and the shell's
+# shell.c (this needs tclsh, and lemon/mkkeywordhash built with the host gcc); those two files
+# are then compiled with Debian's feature options (debian/rules CFLAGS), except that
+# SQLITE_THREADSAFE=0: the shell is single threaded and the mutex layer only adds indirect calls.
+SQ_CONFIGURE=(--enable-fts4 --enable-fts5 --enable-json --disable-tcl --disable-readline
+	--disable-editline)
+SQ_CFLAGS=(-O2 -g -fno-strict-aliasing -DSQLITE_THREADSAFE=0
+	-DSQLITE_SECURE_DELETE -DSQLITE_ENABLE_COLUMN_METADATA
+	-DSQLITE_ENABLE_FTS3 -DSQLITE_ENABLE_FTS3_PARENTHESIS -DSQLITE_ENABLE_FTS4 -DSQLITE_ENABLE_FTS5
+	-DSQLITE_ENABLE_RTREE=1 -DSQLITE_SOUNDEX=1 -DSQLITE_ENABLE_UNLOCK_NOTIFY
+	-DSQLITE_OMIT_LOOKASIDE=1 -DSQLITE_ENABLE_DBSTAT_VTAB -DSQLITE_ALLOW_ROWID_IN_VIEW
+	-DSQLITE_ENABLE_UPDATE_DELETE_LIMIT=1 -DSQLITE_ENABLE_LOAD_EXTENSION -DSQLITE_ENABLE_JSON1
+	-DSQLITE_LIKE_DOESNT_MATCH_BLOBS -DSQLITE_ENABLE_FTS3_TOKENIZER=1 -DSQLITE_USE_URI=1
+	-DSQLITE_MAX_SCHEMA_RETRY=25 -DSQLITE_ENABLE_PREUPDATE_HOOK -DSQLITE_ENABLE_SESSION
+	-DSQLITE_ENABLE_STMTVTAB -DSQLITE_MAX_VARIABLE_NUMBER=250000)
+SQ_LIBS=(-ldl -lm)
+build_sqlite3() {
+	fetch sqlite3
+	local s=$SRCDIR o=$OBJ/sqlite3
+	local ver key
+	ver=$(debversion "$s")
+	key="v$RECIPE_VERSION sqlite3 $ver $CC ${SQ_CONFIGURE[*]} ${SQ_CFLAGS[*]} ${SQ_LIBS[*]}"
+	if up_to_date sqlite3 "$key"; then
+		log "sqlite3 up to date ($BIN/sqlite3)"
+		return 0
+	fi
+	log "building sqlite3 $ver (generating the amalgamation, then ~40 s of gcc)"
+	rm -rf "$o" && mkdir -p "$o/gen"
+	local blog=$o/build.log
+	# Out-of-tree configure so that the fetched tree stays pristine.
+	run sqlite3 "$blog" env -C "$o/gen" "$s/configure" "${SQ_CONFIGURE[@]}"
+	run sqlite3 "$blog" make -C "$o/gen" sqlite3.c shell.c
+	{ [ -s "$o/gen/sqlite3.c" ] && [ -s "$o/gen/shell.c" ]; } || die "building sqlite3 failed: no sqlite3.c/shell.c generated (see $blog)"
+	run sqlite3 "$blog" "$CC" "${SQ_CFLAGS[@]}" -I"$o/gen" -c "$o/gen/sqlite3.c" -o "$o/sqlite3.o"
+	run sqlite3 "$blog" "$CC" "${SQ_CFLAGS[@]}" -I"$o/gen" -c "$o/gen/shell.c" -o "$o/shell.o"
+	run sqlite3 "$blog" "$CC" -O2 -g "$o/shell.o" "$o/sqlite3.o" -o "$o/sqlite3" "${SQ_LIBS[@]}"
+	finish sqlite3 "$key" "$o/sqlite3"
+}
+
+build_lua
+build_bzip2
+build_sqlite3
+
+# A binary that cannot run is a failed build, whatever gcc said.
+echo 'os.exit(0)' | "$BIN/lua5.4" - || die "$BIN/lua5.4 does not run"
+echo x | "$BIN/bzip2" -c | "$BIN/bzip2" -dc >/dev/null || die "$BIN/bzip2 does not run"
+"$BIN/sqlite3" -batch -init /dev/null :memory: 'select 1;' >/dev/null 2>&1 || die "$BIN/sqlite3 does not run"
+
+echo "corpus: binaries: $BIN/lua5.4 $BIN/bzip2 $BIN/sqlite3"
