@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every benchmark (bench/*-*.sh) in turn; each writes its bench/results-*.md.
+# `make bench` calls this after building. Exits non-zero if any benchmark failed.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+status=0
+for b in bench/*-*.sh; do
+	[ -e "$b" ] || continue
+	echo "== $b"
+	if ! "$b"; then
+		echo "bench: $b failed" >&2
+		status=1
+	fi
+done
+exit $status

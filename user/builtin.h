@@ -1,0 +1,28 @@
+/*
+ * The edgeprof command table. Each subcommand NAME lives in user/cmd_NAME.c and exports
+ * `int cmd_NAME(int argc, char **argv)`: argv[0] is the command name, the return value is the
+ * process exit status. Adding a command is one line in EDGEPROF_COMMANDS (and its file).
+ */
+#ifndef EDGEPROF_USER_BUILTIN_H
+#define EDGEPROF_USER_BUILTIN_H
+
+#define EDGEPROF_VERSION "0.1.0"
+
+/* Exit statuses shared by every command. */
+#define EXIT_OK 0
+#define EXIT_INPUT 1 /* bad input file, failed analysis, write error */
+#define EXIT_USAGE 2 /* bad command line */
+
+/* X(name, one-line summary) for every command, in the order `edgeprof --help` lists them. */
+#define EDGEPROF_COMMANDS(X)                                                   \
+	X(cfg, "show the control-flow graph of a binary or of one function")
+
+#define EDGEPROF_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
+EDGEPROF_COMMANDS(EDGEPROF_DECLARE_CMD)
+#undef EDGEPROF_DECLARE_CMD
+
+/* Reports a command-line error for command CMD (NULL for the top level) as one line on
+ * stderr, pointing at the command's --help. Returns EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * edgeprof's entry point: global options (--help, --version, -v, -q), then dispatch through
+ * the command table of builtin.h to one cmd_NAME function per subcommand, perf-style.
+ * `edgeprof help CMD` is the same as `edgeprof CMD --help`.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "log.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+#define EDGEPROF_TABLE_ENTRY(name, summary) { #name, cmd_##name, summary },
+static const struct command commands[] = {
+	EDGEPROF_COMMANDS(EDGEPROF_TABLE_ENTRY)
+};
+#undef EDGEPROF_TABLE_ENTRY
+
+static void print_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: edgeprof [-v | -q] COMMAND [ARGS]\n"
+		"       edgeprof --version\n"
+		"       edgeprof help COMMAND\n"
+		"\n"
+		"edgeprof recovers the control-flow graph of x86-64 ELF binaries (and will profile\n"
+		"their edges with eBPF uprobes).\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  -h, --help     show this help\n"
+		"      --version  print the version\n"
+		"  -v, --verbose  more diagnostics on stderr (repeat for debug)\n"
+		"  -q, --quiet    errors only on stderr\n"
+		"\n"
+		"Run 'edgeprof COMMAND --help' for a command's options.\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (cmd)
+		pr_err("%s (see 'edgeprof %s --help')", buf, cmd);
+	else
+		pr_err("%s (see 'edgeprof --help')", buf);
+	return EXIT_USAGE;
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int run_help(int argc, char **argv)
+{
+	const struct command *cmd;
+	char *help_argv[] = { NULL, "--help", NULL };
+
+	if (argc < 2) {
+		print_usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2)
+		return usage_error(NULL, "help: unexpected argument '%s'", argv[2]);
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	help_argv[0] = (char *)cmd->name;
+	return cmd->fn(2, help_argv);
+}
+
+static int run(int argc, char **argv)
+{
+	const struct command *cmd;
+	int i, verbosity = 0;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			print_usage(stdout);
+			return EXIT_OK;
+		} else if (!strcmp(a, "--version")) {
+			printf("edgeprof %s\n", EDGEPROF_VERSION);
+			return EXIT_OK;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbosity++;
+		} else if (!strcmp(a, "-vv")) {
+			verbosity += 2;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			verbosity = -1;
+		} else {
+			return usage_error(NULL, "unknown option '%s'", a);
+		}
+	}
+	log__set_verbosity(verbosity);
+	if (i >= argc)
+		return usage_error(NULL, "no command given");
+	if (!strcmp(argv[i], "help"))
+		return run_help(argc - i, argv + i);
+	cmd = find_command(argv[i]);
+	if (!cmd)
+		return usage_error(NULL, "unknown command '%s'", argv[i]);
+	return cmd->fn(argc - i, argv + i);
+}
+
+int main(int argc, char **argv)
+{
+	int ret = run(argc, argv);
+
+	/* A report that could not be written is a failure, even for --help and --version. */
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		if (ret == EXIT_OK)
+			pr_err("error writing to standard output: %s", strerror(errno ? errno : EIO));
+		return ret == EXIT_OK ? EXIT_INPUT : ret;
+	}
+	return ret;
+}
