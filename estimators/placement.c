@@ -1,0 +1,545 @@
+/*
+ * Probe placement (see placement.h): per function, the cost of measuring each edge from each
+ * kind of site, a maximum spanning tree (Kruskal, seeded with EXIT->root and with every edge
+ * no site can measure), and sites for the chords: a branch site per conditional jump with a
+ * chord, else the cheaper of a block site and an entry site. Sites are unique per address;
+ * counters are shared where two chords are measured by the same block count.
+ */
+#include "placement.h"
+#include "cfg/dominators.h"
+#include "cfg/loops.h"
+#include "weights.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct site_vec {
+	struct probe_site *v;
+	size_t n, cap;
+};
+
+struct counter_vec {
+	struct counter_def *v;
+	size_t n, cap;
+};
+
+struct planner {
+	const struct cfg_program *prog;
+	const struct placement_options *opt;
+	struct site_vec sites;
+	struct counter_vec counters;
+	/* Every planned site address -> its index + 1 (addresses of all functions so far). */
+	uint64_t *addr_keys;
+	uint32_t *addr_vals;
+	size_t addr_cap, addr_n;
+};
+
+static size_t hash_slot(uint64_t k, size_t cap)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k & (cap - 1);
+}
+
+static uint32_t site_lookup(const struct planner *p, uint64_t addr)
+{
+	size_t s;
+
+	if (!p->addr_cap)
+		return 0;
+	for (s = hash_slot(addr, p->addr_cap); p->addr_vals[s]; s = (s + 1) & (p->addr_cap - 1))
+		if (p->addr_keys[s] == addr)
+			return p->addr_vals[s];
+	return 0;
+}
+
+static int site_remember(struct planner *p, uint64_t addr, uint32_t val)
+{
+	size_t s, i;
+
+	if ((p->addr_n + 1) * 2 > p->addr_cap) {
+		size_t cap = p->addr_cap ? 2 * p->addr_cap : 1024;
+		uint64_t *k = malloc(cap * sizeof(*k));
+		uint32_t *v = calloc(cap, sizeof(*v));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (i = 0; i < p->addr_cap; i++) {
+			if (!p->addr_vals[i])
+				continue;
+			for (s = hash_slot(p->addr_keys[i], cap); v[s]; s = (s + 1) & (cap - 1))
+				;
+			k[s] = p->addr_keys[i];
+			v[s] = p->addr_vals[i];
+		}
+		free(p->addr_keys);
+		free(p->addr_vals);
+		p->addr_keys = k;
+		p->addr_vals = v;
+		p->addr_cap = cap;
+	}
+	for (s = hash_slot(addr, p->addr_cap); p->addr_vals[s]; s = (s + 1) & (p->addr_cap - 1))
+		if (p->addr_keys[s] == addr) {
+			p->addr_vals[s] = val;
+			return 0;
+		}
+	p->addr_keys[s] = addr;
+	p->addr_vals[s] = val;
+	p->addr_n++;
+	return 0;
+}
+
+static int push_site(struct planner *p, const struct probe_site *s)
+{
+	if (p->sites.n == p->sites.cap) {
+		size_t cap = p->sites.cap ? 2 * p->sites.cap : 256;
+		struct probe_site *v = realloc(p->sites.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->sites.v = v;
+		p->sites.cap = cap;
+	}
+	p->sites.v[p->sites.n++] = *s;
+	return site_remember(p, s->addr, (uint32_t)p->sites.n);
+}
+
+static int push_counter(struct planner *p, uint32_t func, uint8_t what, uint32_t id,
+			uint32_t site, uint32_t *idx)
+{
+	if (p->counters.n == p->counters.cap) {
+		size_t cap = p->counters.cap ? 2 * p->counters.cap : 256;
+		struct counter_def *v = realloc(p->counters.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->counters.v = v;
+		p->counters.cap = cap;
+	}
+	*idx = (uint32_t)p->counters.n;
+	p->counters.v[p->counters.n++] = (struct counter_def){ .func = func, .what = what,
+							       .id = id, .site = site };
+	return 0;
+}
+
+static const struct cfg_insn *last_insn(const struct cfg_func *f, uint32_t b)
+{
+	return &f->insns[f->blocks[b].first_insn + f->blocks[b].ninsns - 1];
+}
+
+static bool is_branch_block(const struct cfg_func *f, uint32_t b)
+{
+	return last_insn(f, b)->flow == INSN_JCC && f->blocks[b].nsucc == 2;
+}
+
+/* The cheapest instruction of block B to count it: its index in f->insns, or -1. */
+static long cheapest_insn(const struct cfg_func *f, uint32_t b, const struct site_costs *c)
+{
+	long best = -1;
+	double bc = INFINITY;
+
+	for (uint32_t k = 0; k < f->blocks[b].ninsns; k++) {
+		const struct cfg_insn *in = &f->insns[f->blocks[b].first_insn + k];
+		double cost = site_costs__of(c, in->probe_class);
+
+		if (in->probe_class != PROBE_NEVER && cost < bc) {
+			bc = cost;
+			best = f->blocks[b].first_insn + k;
+		}
+	}
+	return best;
+}
+
+/* Can the first instruction of C count the edge into it? C needs that one in-edge only (the
+ * entry also takes EXIT->root), and its first instruction must not be a branch site. */
+static bool entry_site_ok(const struct cfg_func *f, uint32_t c)
+{
+	const struct cfg_insn *first;
+
+	if (c >= f->nblocks || c == f->entry_block || f->blocks[c].npred != 1)
+		return false;
+	first = &f->insns[f->blocks[c].first_insn];
+	if (first->probe_class == PROBE_NEVER)
+		return false;
+	return !(f->blocks[c].ninsns == 1 && is_branch_block(f, c));
+}
+
+/* Cost per execution of the cheapest way to measure edge E, INFINITY when none. */
+static double edge_cost(const struct cfg_func *f, uint32_t e, const struct site_costs *c)
+{
+	const struct cfg_edge *ed = &f->edges[e];
+	double best = INFINITY;
+	long k;
+
+	if (is_branch_block(f, ed->from))
+		best = site_costs__of(c, last_insn(f, ed->from)->probe_class);
+	if (f->blocks[ed->from].nsucc == 1 && (k = cheapest_insn(f, ed->from, c)) >= 0)
+		best = fmin(best, site_costs__of(c, f->insns[k].probe_class));
+	if (entry_site_ok(f, ed->to))
+		best = fmin(best, site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class));
+	return best;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+struct keyed_edge {
+	double key;
+	uint32_t e;
+};
+
+static int cmp_keyed_desc(const void *a, const void *b)
+{
+	const struct keyed_edge *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* Counts block B with a COUNT site at instruction index K (shared when already counted). */
+static int count_block(struct planner *p, size_t fi, struct func_plan *fp, uint32_t b, long k)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct cfg_insn *in = &f->insns[k];
+	struct probe_site s;
+	uint32_t idx;
+	int err;
+
+	if (fp->block_counter[b] != PLACEMENT_NO_COUNTER)
+		return 0;
+	if (site_lookup(p, in->addr))
+		return -EEXIST;
+	err = push_counter(p, (uint32_t)fi, COUNTS_BLOCK, b, (uint32_t)p->sites.n, &idx);
+	if (err)
+		return err;
+	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_COUNT,
+				 .probe_class = in->probe_class, .counter = idx,
+				 .counter2 = PLACEMENT_NO_COUNTER };
+	fp->block_counter[b] = idx;
+	return push_site(p, &s);
+}
+
+/* A branch site on B's conditional jump, counting both out-edges. */
+static int count_branch(struct planner *p, size_t fi, struct func_plan *fp, uint32_t b)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct cfg_insn *in = last_insn(f, b);
+	uint32_t taken = UINT32_MAX, not_taken = UINT32_MAX, ct, cn, k;
+	struct probe_site s;
+	int err;
+
+	for (k = 0; k < f->blocks[b].nsucc; k++) {
+		uint32_t e = f->succ[f->blocks[b].first_succ + k];
+
+		if (f->edges[e].kind == EDGE_NOT_TAKEN)
+			not_taken = e;
+		else
+			taken = e;
+	}
+	if (taken == UINT32_MAX || not_taken == UINT32_MAX)
+		return -EINVAL;
+	if (fp->edge_counter[taken] != PLACEMENT_NO_COUNTER)
+		return 0;
+	if (site_lookup(p, in->addr))
+		return -EEXIST;
+	err = push_counter(p, (uint32_t)fi, COUNTS_EDGE, taken, (uint32_t)p->sites.n, &ct);
+	if (!err)
+		err = push_counter(p, (uint32_t)fi, COUNTS_EDGE, not_taken, (uint32_t)p->sites.n,
+				   &cn);
+	if (err)
+		return err;
+	fp->edge_counter[taken] = ct;
+	fp->edge_counter[not_taken] = cn;
+	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_BRANCH,
+				 .cc = in->cc, .probe_class = in->probe_class, .counter = ct,
+				 .counter2 = cn };
+	return push_site(p, &s);
+}
+
+static int plan_naive(struct planner *p, size_t fi, struct func_plan *fp)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	uint32_t b;
+	int err;
+
+	for (b = 0; b < f->nblocks; b++) {
+		err = count_block(p, fi, fp, b, f->blocks[b].first_insn);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The spanning tree and its chords. Returns 1 when some chord cannot be measured. */
+static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct site_costs *c = &p->opt->costs;
+	uint32_t ne = f->nedges, nv = f->nblocks + 1, e, *parent = NULL;
+	struct keyed_edge *ke = NULL;
+	double *w = malloc((ne + 1) * sizeof(*w)), *cost = malloc((ne + 1) * sizeof(*cost));
+	struct cfg_domtree dom = { 0 };
+	struct cfg_loops lp = { 0 };
+	int err = -ENOMEM;
+
+	ke = malloc((ne + 1) * sizeof(*ke));
+	parent = malloc(nv * sizeof(*parent));
+	if (!w || !cost || !ke || !parent)
+		goto out;
+	if (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w)) {
+		err = cfg_dom__compute(&dom, f);
+		if (!err)
+			err = cfg_loops__compute(&lp, f, &dom);
+		if (!err)
+			err = weights__ball_larus(f, &lp, w);
+		if (err)
+			goto out;
+	}
+	for (e = 0; e < ne; e++) {
+		cost[e] = edge_cost(f, e, c);
+		/* Keep in the tree what is expensive (or impossible) to measure. */
+		ke[e] = (struct keyed_edge){ .key = isinf(cost[e]) ? INFINITY
+							   : fmax(w[e], 1e-9) * cost[e],
+					     .e = e };
+	}
+	ke[ne] = (struct keyed_edge){ .key = INFINITY, .e = ne }; /* EXIT->root first */
+	qsort(ke, ne + 1, sizeof(*ke), cmp_keyed_desc);
+	/* EXIT->root must be the very first tree edge. */
+	for (e = 0; e <= ne; e++)
+		if (ke[e].e == ne) {
+			struct keyed_edge t = ke[0];
+
+			ke[0] = ke[e];
+			ke[e] = t;
+			break;
+		}
+	for (e = 0; e < nv; e++)
+		parent[e] = e;
+	fp->nchords = 0;
+	for (e = 0; e <= ne; e++) {
+		uint32_t id = ke[e].e;
+		uint32_t a = id == ne ? f->nblocks : f->edges[id].from;
+		uint32_t b = id == ne ? f->entry_block : f->edges[id].to;
+		uint32_t ra = uf_find(parent, a), rb = uf_find(parent, b);
+
+		if (ra != rb) {
+			parent[ra] = rb;
+			fp->in_tree[id] = true;
+		} else {
+			fp->in_tree[id] = false;
+			fp->nchords++;
+		}
+	}
+	/* Every chord must be measurable. */
+	err = 0;
+	for (e = 0; e < ne; e++)
+		if (!fp->in_tree[e] && isinf(cost[e])) {
+			err = 1;
+			goto out;
+		}
+	/* Branch sites first (one probe measures all out-edges of a conditional jump). */
+	for (e = 0; e < ne && !err; e++)
+		if (!fp->in_tree[e] && is_branch_block(f, f->edges[e].from) &&
+		    site_costs__of(c, last_insn(f, f->edges[e].from)->probe_class) <= cost[e])
+			err = count_branch(p, fi, fp, f->edges[e].from);
+	for (e = 0; e < ne && !err; e++) {
+		const struct cfg_edge *ed = &f->edges[e];
+		double cb = INFINITY, cn = INFINITY;
+		long k = -1;
+
+		if (fp->in_tree[e] || fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
+			continue;
+		if (f->blocks[ed->from].nsucc == 1 && (k = cheapest_insn(f, ed->from, c)) >= 0)
+			cb = site_costs__of(c, f->insns[k].probe_class);
+		if (entry_site_ok(f, ed->to))
+			cn = site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class);
+		if (cb <= cn && k >= 0)
+			err = count_block(p, fi, fp, ed->from, k);
+		else if (!isinf(cn))
+			err = count_block(p, fi, fp, ed->to, f->blocks[ed->to].first_insn);
+		else if (is_branch_block(f, ed->from))
+			err = count_branch(p, fi, fp, ed->from);
+		else
+			err = 1;
+	}
+	/* Estimated cost per invocation: weights of the measured sites times their cost. */
+	fp->est_cost = 0;
+	for (e = 0; e < ne; e++)
+		if (fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
+			fp->est_cost += w[e] * site_costs__of(c, last_insn(f, f->edges[e].from)->probe_class);
+	for (uint32_t b = 0; b < f->nblocks; b++) {
+		double wb = 0;
+
+		if (fp->block_counter[b] == PLACEMENT_NO_COUNTER)
+			continue;
+		for (uint32_t k2 = 0; k2 < f->blocks[b].npred; k2++)
+			wb += w[f->pred[f->blocks[b].first_pred + k2]];
+		if (b == f->entry_block)
+			wb += w[ne];
+		fp->est_cost += wb * site_costs__of(c, p->sites.v[p->counters.v[fp->block_counter[b]].site].probe_class);
+	}
+out:
+	cfg_loops__free(&lp);
+	cfg_dom__free(&dom);
+	free(w);
+	free(cost);
+	free(ke);
+	free(parent);
+	return err;
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct probe_site *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Forgets the sites and counters added for a function since the marks (a failed attempt). */
+static void rollback(struct planner *p, struct func_plan *fp, const struct cfg_func *f,
+		     size_t nsites, size_t ncounters)
+{
+	for (size_t i = nsites; i < p->sites.n; i++)
+		site_remember(p, p->sites.v[i].addr, 0);
+	p->sites.n = nsites;
+	p->counters.n = ncounters;
+	for (uint32_t e = 0; e <= f->nedges; e++)
+		fp->edge_counter[e] = PLACEMENT_NO_COUNTER;
+	for (uint32_t b = 0; b < f->nblocks; b++)
+		fp->block_counter[b] = PLACEMENT_NO_COUNTER;
+}
+
+int placement__plan(struct placement *pl, const struct cfg_program *prog,
+		    const struct placement_options *opt)
+{
+	struct planner p = { .prog = prog, .opt = opt };
+	size_t fi, i;
+	int err = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->mode = opt->mode;
+	pl->nfuncs = prog->nfuncs;
+	pl->funcs = calloc(prog->nfuncs ? prog->nfuncs : 1, sizeof(*pl->funcs));
+	if (!pl->funcs)
+		return -ENOMEM;
+	for (fi = 0; fi < prog->nfuncs && !err; fi++) {
+		const struct cfg_func *f = &prog->funcs[fi];
+		struct func_plan *fp = &pl->funcs[fi];
+		size_t ns = p.sites.n, nc = p.counters.n;
+
+		fp->in_tree = calloc(f->nedges + 1, sizeof(*fp->in_tree));
+		fp->edge_counter = malloc((f->nedges + 1) * sizeof(*fp->edge_counter));
+		fp->block_counter = malloc((f->nblocks + 1) * sizeof(*fp->block_counter));
+		if (!fp->in_tree || !fp->edge_counter || !fp->block_counter) {
+			err = -ENOMEM;
+			break;
+		}
+		rollback(&p, fp, f, ns, nc);
+		if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
+			fp->status = PLAN_EXCLUDED;
+			fp->reason = f->nblocks ? "not selected" : "no code";
+			continue;
+		}
+		if (opt->mode == PLACEMENT_NAIVE) {
+			fp->status = PLAN_NAIVE;
+			fp->reason = "naive placement requested";
+		} else if (f->flags & CFG_FUNC_UNRESOLVED) {
+			fp->status = PLAN_NAIVE;
+			fp->reason = "unresolved indirect jump: block counts only";
+		} else if (f->flags & CFG_FUNC_BAD_CODE) {
+			fp->status = PLAN_NAIVE;
+			fp->reason = "undecodable code: block counts only";
+		} else {
+			fp->status = PLAN_CHORDS;
+			err = plan_chords(&p, fi, fp);
+			if (err == 1) {
+				rollback(&p, fp, f, ns, nc);
+				fp->status = PLAN_NAIVE;
+				fp->reason = "edges no probe site can measure form a cycle: block counts only";
+				err = 0;
+			}
+		}
+		if (!err && fp->status == PLAN_NAIVE)
+			err = plan_naive(&p, fi, fp);
+		if (err == -EEXIST) {
+			/* Another function already probes one of these instructions. */
+			rollback(&p, fp, f, ns, nc);
+			fp->status = PLAN_EXCLUDED;
+			fp->reason = "code shared with another function";
+			err = 0;
+		}
+	}
+	free(p.addr_keys);
+	free(p.addr_vals);
+	if (err) {
+		free(p.sites.v);
+		free(p.counters.v);
+		placement__free(pl);
+		return err;
+	}
+	/* Sites sorted by address; counters keep pointing at them. */
+	{
+		uint32_t *where = malloc((p.sites.n ? p.sites.n : 1) * sizeof(*where));
+		struct probe_site *sorted = malloc((p.sites.n ? p.sites.n : 1) * sizeof(*sorted));
+
+		if (!where || !sorted) {
+			free(where);
+			free(sorted);
+			free(p.sites.v);
+			free(p.counters.v);
+			placement__free(pl);
+			return -ENOMEM;
+		}
+		memcpy(sorted, p.sites.v, p.sites.n * sizeof(*sorted));
+		/* Remember each site's old index through its counter before sorting. */
+		if (p.sites.n)
+			qsort(sorted, p.sites.n, sizeof(*sorted), cmp_site);
+		for (i = 0; i < p.sites.n; i++) {
+			where[i] = (uint32_t)i;
+			p.counters.v[sorted[i].counter].site = (uint32_t)i;
+			if (sorted[i].counter2 != PLACEMENT_NO_COUNTER)
+				p.counters.v[sorted[i].counter2].site = (uint32_t)i;
+		}
+		free(where);
+		free(p.sites.v);
+		pl->sites = sorted;
+		pl->nsites = p.sites.n;
+	}
+	pl->counters = p.counters.v;
+	pl->ncounters = (uint32_t)p.counters.n;
+	for (fi = 0; fi < pl->nfuncs; fi++) {
+		pl->est_cost += pl->funcs[fi].est_cost;
+		pl->nchord_funcs += pl->funcs[fi].status == PLAN_CHORDS;
+		pl->nnaive_funcs += pl->funcs[fi].status == PLAN_NAIVE;
+		pl->nexcluded_funcs += pl->funcs[fi].status == PLAN_EXCLUDED;
+	}
+	return 0;
+}
+
+void placement__free(struct placement *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->nfuncs; i++) {
+		free(pl->funcs[i].in_tree);
+		free(pl->funcs[i].edge_counter);
+		free(pl->funcs[i].block_counter);
+	}
+	free(pl->funcs);
+	free(pl->sites);
+	free(pl->counters);
+	memset(pl, 0, sizeof(*pl));
+}

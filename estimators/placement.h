@@ -1,0 +1,120 @@
+/*
+ * Where to put counters (Ball and Larus, Eprof(Ecnt)): per function, a maximum spanning tree
+ * of the CFG plus EXIT and EXIT->root (seeded with EXIT->root), counters on the chords, so
+ * |E| - |V| + 1 counters. An edge's weight is its estimated frequency times the cost of the
+ * cheapest probe site that can measure it on this machine, so the tree keeps the edges that
+ * are expensive to measure. Sites:
+ *   branch site  a block's conditional jump: the BPF program reads the flags (rcx for
+ *                jrcxz/loop) and counts the out-edge about to be taken, so one probe
+ *                measures every out-edge of that block;
+ *   block site   any instruction of a block with a single out-edge: counts the block, whose
+ *                one out-edge is then known (its count minus any early terminations);
+ *   entry site   the first instruction of a block with a single in-edge: counts the block,
+ *                hence that in-edge.
+ * Block and entry sites count the block rather than "its edge" so that virtual edges (frames
+ * left or entered without call/return) keep every count exact.
+ * Chords sharing a site share one probe. A plan is plain data: the sites with what each
+ * counter measures; the BPF side only interprets cookies, propagation reads counters through
+ * the same plan. The naive placement (one probe on the first instruction of every block)
+ * measures blocks instead of edges.
+ */
+#ifndef EDGEPROF_ESTIMATORS_PLACEMENT_H
+#define EDGEPROF_ESTIMATORS_PLACEMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "site_costs.h"
+
+#define PLACEMENT_NO_COUNTER UINT32_MAX
+
+enum site_kind {
+	SITE_COUNT = 0,  /* counter += 1 on every hit */
+	SITE_BRANCH = 1, /* counter (jump taken) or counter2 (not taken) += 1 */
+};
+
+/* One probe: an instruction start proven by the CFG, and how a hit is counted. */
+struct probe_site {
+	uint64_t addr;       /* ELF virtual address */
+	uint32_t func;       /* index into prog->funcs */
+	uint8_t kind;        /* enum site_kind */
+	uint8_t cc;          /* SITE_BRANCH: struct cfg_insn.cc of the jump */
+	uint8_t probe_class; /* enum insn_probe_class of the instruction */
+	uint32_t counter;    /* SITE_COUNT: the counter; SITE_BRANCH: taken */
+	uint32_t counter2;   /* SITE_BRANCH: not taken; PLACEMENT_NO_COUNTER otherwise */
+};
+
+enum counter_what {
+	COUNTS_EDGE = 0,  /* executions of edge id (branch sites) */
+	COUNTS_BLOCK = 1, /* executions of block id (block, entry and naive sites) */
+};
+
+/* What a counter measures. */
+struct counter_def {
+	uint32_t func; /* index into prog->funcs */
+	uint8_t what;  /* enum counter_what */
+	uint32_t id;   /* edge id or block id */
+	uint32_t site; /* index into sites */
+};
+
+enum func_plan_status {
+	PLAN_CHORDS = 0,   /* exact edge profile from spanning-tree chords */
+	PLAN_NAIVE = 1,    /* block counters (by request, or the fallback below) */
+	PLAN_EXCLUDED = 2, /* not profiled at all */
+};
+
+struct func_plan {
+	uint8_t status;     /* enum func_plan_status */
+	const char *reason; /* why not PLAN_CHORDS (static string), NULL otherwise */
+	bool *in_tree;      /* PLAN_CHORDS: per edge id, plus [nedges] = EXIT->root */
+	uint32_t nchords;   /* |E| - |V| + 1 edges off the tree (EXIT and EXIT->root counted) */
+	uint32_t *edge_counter;  /* [nedges + 1]: counter measuring the edge, or
+				  * PLACEMENT_NO_COUNTER */
+	uint32_t *block_counter; /* [nblocks]: counter measuring the block, or
+				  * PLACEMENT_NO_COUNTER */
+	double est_cost;    /* estimated probe cost per invocation, ns (weights x site costs) */
+};
+
+enum placement_mode {
+	PLACEMENT_CHORDS = 0,
+	PLACEMENT_NAIVE = 1,
+};
+
+/* Per-function edge weights from outside (e.g. a previous profile): fills W[0..nedges] and
+ * returns true, or returns false to fall back to the heuristic for that function. */
+typedef bool (*placement_weights_fn)(void *ctx, size_t func, const struct cfg_func *f,
+				     double *w);
+
+struct placement_options {
+	enum placement_mode mode;
+	struct site_costs costs;
+	placement_weights_fn weights; /* NULL: Ball-Larus heuristic everywhere */
+	void *weights_ctx;
+	/* Functions to profile: NULL means all of them. */
+	const bool *select;
+};
+
+struct placement {
+	enum placement_mode mode;
+	struct probe_site *sites; /* sorted by addr, unique addresses */
+	size_t nsites;
+	struct counter_def *counters;
+	uint32_t ncounters;
+	struct func_plan *funcs; /* indexed like prog->funcs */
+	size_t nfuncs;
+	double est_cost;         /* sum over functions, per invocation of each */
+	uint32_t nchord_funcs, nnaive_funcs, nexcluded_funcs;
+};
+
+/* Plans the probes for every (selected) function of PROG. Functions with an unresolved
+ * indirect jump or undecodable code get block counters (PLAN_NAIVE) since their edges are not
+ * known; a function whose unmeasurable edges close a cycle does too. Functions whose code
+ * overlaps one already planned are PLAN_EXCLUDED. Returns 0 or -ENOMEM. */
+int placement__plan(struct placement *pl, const struct cfg_program *prog,
+		    const struct placement_options *opt);
+
+
+void placement__free(struct placement *pl);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * From counters to every edge and block of a function (Ball and Larus, Figure 6 generalised):
+ * each vertex's flow equation (in = out, and = the block's count when a block counter measured
+ * it) is solved for its one remaining unknown edge until nothing changes; with spanning-tree
+ * chords this always completes. Virtual edges carry flow the CFG does not: v->EXIT for a frame
+ * that never returned (exit deep in the stack, a fatal signal), EXIT->v for a frame entered
+ * without a call (a forked child resuming after fork, attaching mid-run). Afterwards flow
+ * conservation is checked at every vertex and every violation is reported, never hidden.
+ */
+#ifndef EDGEPROF_ESTIMATORS_PROPAGATE_H
+#define EDGEPROF_ESTIMATORS_PROPAGATE_H
+
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "placement.h"
+
+#define COUNT_UNKNOWN INT64_MIN
+
+/* Flow the CFG does not show, measured by process control (unwinding). */
+struct virtual_edge {
+	uint32_t func;  /* index into prog->funcs */
+	uint32_t from;  /* block id, or nblocks for EXIT */
+	uint32_t to;    /* block id, or nblocks for EXIT */
+	uint64_t count;
+	/* For a frame stopped inside a block (a fatal signal, an exit syscall): the address it
+	 * stopped at, 0 otherwise. A block counter on a later instruction of that block missed
+	 * this entry, and propagation adds it back. */
+	uint64_t stopped_at;
+};
+
+struct func_counts {
+	int64_t *edges;   /* [nedges + 1]: edge counts, [nedges] = EXIT->root = invocations;
+			   * COUNT_UNKNOWN where not determinable (naive placements) */
+	int64_t *blocks;  /* [nblocks]: executions, COUNT_UNKNOWN where not determinable */
+	bool *measured;   /* [nedges + 1]: counted by a probe rather than derived */
+	uint32_t nviolations;  /* vertices (EXIT included) where conservation fails, or a
+				* derived count is negative */
+	uint32_t *violations;  /* their ids (nblocks = EXIT) */
+	uint64_t virtual_in, virtual_out; /* flow added by virtual edges */
+};
+
+/* Computes F's counts from the plan FP, the counter values COUNTERS (indexed like
+ * pl->counters) and the virtual edges VE[0..NVE) of this function. Returns 0 or -ENOMEM. */
+int propagate__func(const struct cfg_func *f, size_t func, const struct placement *pl,
+		    const uint64_t *counters, const struct virtual_edge *ve, size_t nve,
+		    struct func_counts *out);
+
+void func_counts__release(struct func_counts *fc);
+
+#endif
