@@ -10,7 +10,7 @@ static const char *const known[] = {
 	"_Exit", "_Unwind_Resume", "__assert_fail", "__assert_perror_fail", "__chk_fail",
 	"__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_call_unexpected", "__cxa_pure_virtual",
 	"__cxa_rethrow", "__cxa_throw", "__cxa_throw_bad_array_new_length", "__fortify_fail",
-	"__libc_fatal", "__longjmp_chk", "__stack_chk_fail", "__stack_chk_fail_local",
+	"__libc_fatal", "__libc_start_main", "__longjmp_chk", "__stack_chk_fail", "__stack_chk_fail_local",
 	"_exit", "_longjmp", "abort", "err", "errx", "exit", "longjmp", "pthread_exit",
 	"quick_exit", "siglongjmp", "thrd_exit", "verr", "verrx",
 	"_ZSt9terminatev", "_ZN10__cxxabiv111__terminateEPFvvE",

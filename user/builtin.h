@@ -15,7 +15,10 @@
 
 /* X(name, one-line summary) for every command, in the order `edgeprof --help` lists them. */
 #define EDGEPROF_COMMANDS(X)                                                   \
-	X(cfg, "show the control-flow graph of a binary or of one function")
+	X(cfg, "show the control-flow graph of a binary or of one function")                   \
+	X(run, "run a program and count every edge and block of it exactly")                     \
+	X(report, "show a recorded profile: summary, hottest functions, blocks and edges")       \
+	X(calibrate, "measure what a probe hit costs on this machine")
 
 #define EDGEPROF_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 EDGEPROF_COMMANDS(EDGEPROF_DECLARE_CMD)

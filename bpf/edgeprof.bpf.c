@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * edgeprof's in-kernel counting: one uprobe-multi program serves every probe site of a
+ * profile. Its attach cookie (bpf/edgeprof.h) says what a hit counts: a counter, or, on a
+ * conditional jump, which of two counters according to the condition evaluated from the
+ * saved user registers before the jump executes. Only processes in `pids` are counted; the
+ * fork tracepoint adds the children of counted processes and the exit tracepoint removes a
+ * process when its last thread exits, so the map holds live processes only.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/edgeprof.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Counter values; user space sets max_entries to the plan's counter count before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} counters SEC(".maps");
+
+/* Processes (tgids) whose hits are counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_PIDS);
+	__type(key, u32);
+	__type(value, u8);
+} pids SEC(".maps");
+
+/* Children of counted processes that could not be added to `pids` (map full): their hits
+ * were lost, so the profile is not exact when this is non-zero. */
+__u64 lost_forks = 0;
+
+static __always_inline void count(u64 idx)
+{
+	u32 key = (u32)idx;
+	u64 *v;
+
+	if (idx == EP_IDX_NONE)
+		return;
+	v = bpf_map_lookup_elem(&counters, &key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* Whether the conditional jump with condition CC is taken, given the registers before it. */
+static __always_inline bool jump_taken(u64 cc, const struct pt_regs *regs)
+{
+	u64 f = regs->flags;
+	bool cf = f & EP_FLAG_CF, zf = f & EP_FLAG_ZF, sf = f & EP_FLAG_SF;
+	bool of = f & EP_FLAG_OF, pf = f & EP_FLAG_PF;
+	bool t;
+
+	switch (cc) {
+	case 0x10: /* jrcxz */
+		return regs->cx == 0;
+	case 0x11: /* loop: rcx is decremented first */
+		return regs->cx != 1;
+	case 0x12: /* loope */
+		return regs->cx != 1 && zf;
+	case 0x13: /* loopne */
+		return regs->cx != 1 && !zf;
+	}
+	/* x86 cc: an even code tests a condition, the next odd code its negation. */
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf || zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	default: t = zf || sf != of; break;
+	}
+	return t ^ (cc & 1);
+}
+
+SEC("uprobe.multi")
+int ep_hit(struct pt_regs *ctx)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	u64 cookie;
+
+	if (!bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	cookie = bpf_get_attach_cookie(ctx);
+	if ((cookie >> EP_KIND_SHIFT) == EP_SITE_COUNT) {
+		count(cookie & EP_IDX_MASK);
+	} else if (jump_taken((cookie >> EP_CC_SHIFT) & EP_CC_MASK, ctx)) {
+		count(cookie & EP_IDX_MASK);
+	} else {
+		count((cookie >> EP_IDX_BITS) & EP_IDX_MASK);
+	}
+	return 0;
+}
+
+/* A new process forked by a counted one is counted too; threads share the tgid already. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ep_fork, struct task_struct *parent, struct task_struct *child)
+{
+	u32 ptgid = parent->tgid, ctgid = child->tgid;
+	u8 one = 1;
+
+	if (child->pid != ctgid || !bpf_map_lookup_elem(&pids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&lost_forks, 1);
+	return 0;
+}
+
+/* The last thread of a process is exiting: forget the process (do_exit has already taken
+ * it out of signal->live when this fires). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ep_exit, struct task_struct *task)
+{
+	u32 tgid = task->tgid;
+
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&pids, &tgid);
+	return 0;
+}

@@ -1,0 +1,171 @@
+#!/bin/bash
+# Count-exactness oracle for `edgeprof run`: builds every tests/programs/* with gcc -O0/-O2/-O3
+# and clang -O2 (g++/clang++ for C++), all PIE; runs each natively, under
+# `edgeprof run` (the default placement) and `edgeprof run --placement naive`, and under
+# callgrind (tests/support/callgrind-run.sh), with the same arguments and stdin; requires the
+# program's stdout and exit status under edgeprof (and callgrind) to be the native ones; then
+# checks both profiles (`edgeprof report --json`) with build/tests/count_oracle, which allows
+# no difference at all. One line per build, then a total; exit 1 on any difference or failure
+# (also when `edgeprof run` does not exist yet: this is a real test, not a skip).
+# Usage: tests/oracle-run.sh [NAME-FILTER]   (e.g. "switch" or "-clang-")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=tests/support/callgrind-run.sh
+source tests/support/callgrind-run.sh
+
+OUT=build/tests/oracle-run
+ORACLE=build/tests/count_oracle
+EDGEPROF=${EDGEPROF:-build/edgeprof} # overridable to test this script with a stand-in
+INPUT=tests/programs/stdin.c # stdin of every run (the stdin program counts it)
+JOBS=2                       # builds in parallel, hence callgrind runs at a time
+FILTER=${1:-}
+# Arguments per program (default none).
+declare -A RUN_ARGS=([exit_deep]="5" [signal_death]="segv" [fork_child]="100")
+
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "oracle-run: valgrind not found"
+	exit 1
+fi
+if ! "$EDGEPROF" run --help >/dev/null 2>&1; then
+	echo "oracle-run: FAIL: '$EDGEPROF run' does not exist yet (edgeprof run --help fails)"
+	exit 1
+fi
+make -s "$ORACLE" || { echo "oracle-run: cannot build $ORACLE"; exit 1; }
+mkdir -p "$OUT"
+
+# Lists "compiler opt name source" for every build.
+list_builds() {
+	local src name opt
+	for src in tests/programs/*.c tests/programs/*.cpp; do
+		[ -e "$src" ] || continue
+		name=$(basename "${src%.*}")
+		for opt in O0 O2 O3; do
+			case $src in
+			*.cpp) echo "g++ $opt $name-$opt $src" ;;
+			*) echo "gcc $opt $name-$opt $src" ;;
+			esac
+		done
+		case $src in
+		*.cpp) echo "clang++ O2 $name-clang-O2 $src" ;;
+		*) echo "clang O2 $name-clang-O2 $src" ;;
+		esac
+	done
+}
+
+# check_run NAME WHAT RC OUTFILE: compares a run's status and stdout with the native run's.
+check_run() {
+	local dir=$OUT/$1
+	if [ "$3" != "$(cat "$dir/native.rc")" ]; then
+		echo "$2 exit status $3, natively $(cat "$dir/native.rc")"
+		return 1
+	fi
+	if ! cmp -s "$4" "$dir/native.out"; then
+		echo "$2 stdout differs from the native run ($4)"
+		return 1
+	fi
+}
+
+# profile_one NAME PROG-BASE PLACEMENT-ARGS...: edgeprof run + report + count_oracle; prints
+# the oracle's summary (or the failure) as one line; the status is the verdict.
+profile_one() {
+	local name=$1 tag=$2 dir=$OUT/$1 rc=0 args cgargs=() f
+	shift 2
+	local data=$dir/$tag.data json=$dir/$tag.json
+	read -r -a args <<<"${RUN_ARGS[$name]:-}"
+	rm -f "$data" "$json"
+	{ "$EDGEPROF" run "$@" -o "$data" -- "$dir/prog" "${args[@]}" <"$INPUT" \
+		>"$dir/$tag.out" 2>"$dir/$tag.log"; } 2>/dev/null || rc=$?
+	check_run "$name" "$tag:" "$rc" "$dir/$tag.out" || return 1
+	if ! "$EDGEPROF" report --json "$data" >"$json" 2>>"$dir/$tag.log"; then
+		echo "$tag: edgeprof report --json failed (see $dir/$tag.log)"
+		return 1
+	fi
+	for f in "${CG_FILES[@]}"; do cgargs+=(--callgrind "$f"); done
+	rc=0
+	"$ORACLE" --profile "$json" --binary "$dir/prog" "${cgargs[@]}" >"$dir/$tag.oracle" 2>&1 || rc=$?
+	case $rc in
+	0) sed -n 's/^count_oracle [^:]*: \(.*\) ok$/\1/p' "$dir/$tag.oracle" | sed "s/^/$tag: /" ;;
+	1)
+		echo "$tag: $(tail -n 1 "$dir/$tag.oracle" | sed 's/^count_oracle [^:]*: //')"
+		grep '^diff ' "$dir/$tag.oracle" | head -n 5 | sed 's/^/     /'
+		return 1
+		;;
+	*)
+		echo "$tag: count_oracle error: $(tail -n 1 "$dir/$tag.oracle")"
+		return 1
+		;;
+	esac
+}
+
+# run_one CC OPT NAME SRC: one build; prints one line (and details on failure).
+run_one() {
+	local cc=$1 opt=$2 name=$3 src=$4 dir=$OUT/$3 rc=0 args l1 l2 ok=1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	read -r -a args <<<"${RUN_ARGS[$(basename "${src%.*}")]:-}"
+	if ! $cc "-$opt" -g -fPIE -pie -o "$dir/prog" "$src" >"$dir/build.log" 2>&1; then
+		echo "FAIL $name: compile error (see $dir/build.log)"
+		return 1
+	fi
+	{ "$dir/prog" "${args[@]}" <"$INPUT" >"$dir/native.out" 2>/dev/null; } 2>/dev/null || rc=$?
+	echo "$rc" >"$dir/native.rc"
+	cg_run "$dir" "$INPUT" "$dir/callgrind.out" "$dir/prog" "${args[@]}"
+	if [ ${#CG_FILES[@]} -eq 0 ]; then
+		echo "FAIL $name: no callgrind output (see $dir/callgrind.log)"
+		return 1
+	fi
+	if ! l1=$(check_run "$name" "callgrind:" "$CG_RC" "$dir/callgrind.out"); then
+		echo "FAIL $name: $l1"
+		return 1
+	fi
+	RUN_ARGS[$name]="${args[*]}"
+	l1=$(profile_one "$name" optimal) || ok=0
+	l2=$(profile_one "$name" naive --placement naive) || ok=0
+	if [ $ok -eq 1 ]; then
+		echo "ok   $name: ${l1%%$'\n'*}; ${l2%%$'\n'*}"
+		return 0
+	fi
+	echo "FAIL $name:"
+	printf '%s\n%s\n' "$l1" "$l2" | sed 's/^/     /'
+	return 1
+}
+
+start=$(date +%s)
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+n=0
+running=0
+while read -r cc opt name src; do
+	case $name in *"$FILTER"*) ;; *) continue ;; esac
+	n=$((n + 1))
+	(
+		rc=0
+		run_one "$cc" "$opt" "$name" "$src" >"$results/$n.out" 2>&1 || rc=$?
+		echo "$rc" >"$results/$n.rc"
+		echo "$OUT/$name" >"$results/$n.dir"
+		cat "$results/$n.out"
+	) &
+	running=$((running + 1))
+	if [ $running -ge $JOBS ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+done < <(list_builds)
+wait || true
+
+pass=0
+fail=0
+for ((i = 1; i <= n; i++)); do
+	if [ "$(cat "$results/$i.rc" 2>/dev/null)" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+done
+totals=$(for ((i = 1; i <= n; i++)); do
+	d=$(cat "$results/$i.dir" 2>/dev/null) && cat "$d/optimal.oracle" "$d/naive.oracle" 2>/dev/null
+done |
+	sed -n 's/^count_oracle .*: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\) checked .*differences \([0-9]*\).*/\1 \2 \3/p' |
+	awk '{ b += $1; e += $2; d += $3 } END { printf "checked blocks %d, edges %d; differences %d", b, e, d }')
+echo "oracle-run: $n builds, $pass ok, $fail failed in $(($(date +%s) - start))s; $totals"
+[ $fail -eq 0 ] && [ $n -gt 0 ]

@@ -1,0 +1,308 @@
+/*
+ * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--] PROG [ARGS...]`:
+ * recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi link, let it
+ * run to the end under ptrace (frames left or entered without call/return are unwound),
+ * read the counters, propagate them to every edge and block, and write the profile. PROG's
+ * standard streams and exit status pass through untouched; edgeprof's messages go to stderr.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf/edgeprof.h"
+#include "builtin.h"
+#include "calibration.h"
+#include "cfg/cfg.h"
+#include "cfg/error.h"
+#include "cfg/srcline.h"
+#include "estimators/frames.h"
+#include "estimators/placement.h"
+#include "estimators/propagate.h"
+#include "log.h"
+#include "probes.h"
+#include "profile.h"
+#include "run_weights.h"
+#include "tracer.h"
+
+static const char run_usage[] =
+	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--] PROG [ARGS...]\n"
+	"\n"
+	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
+	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
+	"function's CFG. PROG's stdin, stdout, stderr and exit status pass through; threads and\n"
+	"forked children are counted. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
+	"\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
+	"                        probe sites; naive: one probe on the first instruction of every\n"
+	"                        block (for comparison; edges are derived where block counts allow)\n"
+	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
+	"                        build (default: Ball-Larus loop heuristic)\n"
+	"  -h, --help            show this help\n";
+
+struct run_ctx {
+	const char *binary;        /* PROG's resolved real path */
+	struct elf_image *img;
+	struct placement *pl;
+	struct probes *probes;
+};
+
+/* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
+static int resolve_prog(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p;
+	struct stat st;
+
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) != 0)
+			return pr_err("'%s': %s", prog, strerror(errno));
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0)
+			return pr_err("'%s': not an executable file", prog);
+		if (!realpath(prog, out))
+			return pr_err("'%s': %s", prog, strerror(errno));
+		return 0;
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char cand[PATH_MAX];
+
+		if (n && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, prog) < sizeof(cand) &&
+		    stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0 &&
+		    realpath(cand, out) && strlen(out) < len)
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return pr_err("'%s': command not found", prog);
+}
+
+/* Once PROG is stopped right after exec: one link for every site, then count this process. */
+static int attach_probes(void *arg, int pid)
+{
+	struct run_ctx *c = arg;
+	uint64_t *offs = malloc((c->pl->nsites + 1) * sizeof(*offs));
+	uint64_t *cookies = malloc((c->pl->nsites + 1) * sizeof(*cookies));
+	int err = -ENOMEM;
+
+	if (!offs || !cookies)
+		goto out;
+	for (size_t i = 0; i < c->pl->nsites; i++) {
+		if (elf_image__vaddr_to_offset(c->img, c->pl->sites[i].addr, &offs[i])) {
+			err = pr_err("'%s': probe site %#llx has no file offset", c->binary,
+				     (unsigned long long)c->pl->sites[i].addr);
+			goto out;
+		}
+		cookies[i] = probes__cookie(&c->pl->sites[i]);
+	}
+	err = c->pl->nsites ? probes__attach(c->probes, c->binary, offs, cookies, c->pl->nsites)
+			    : 0;
+	if (!err)
+		err = probes__add_pid(c->probes, pid);
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+/* Maps the unwound frames to virtual edges (one list for the whole program). */
+static int frames_to_virtual(const struct cfg_program *prog, const struct tracer_result *tr,
+			     struct virtual_edge **vout, size_t *nout, size_t *unmapped)
+{
+	struct block_index bi;
+	struct virtual_edge *v = NULL;
+	size_t n = 0, i;
+	int err = block_index__build(&bi, prog);
+
+	*unmapped = 0;
+	if (err)
+		return err;
+	v = calloc(tr->nevents + 1, sizeof(*v));
+	if (!v) {
+		block_index__free(&bi);
+		return -ENOMEM;
+	}
+	for (i = 0; i < tr->nevents; i++) {
+		const struct frame_event *ev = &tr->events[i];
+		int rc = frames__virtual_edge(prog, &bi, ev->vaddr,
+					      ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
+					      ev->activation, &v[n]);
+
+		if (rc == 1)
+			n++;
+		else if (rc < 0)
+			(*unmapped)++;
+	}
+	block_index__free(&bi);
+	*vout = v;
+	*nout = n;
+	return 0;
+}
+
+static int cmp_ve_func(const void *a, const void *b)
+{
+	const struct virtual_edge *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "placement", required_argument, NULL, 'p' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "edgeprof.data", *weights = NULL;
+	struct placement_options popt = { .mode = PLACEMENT_CHORDS };
+	char binary[PATH_MAX];
+	struct elf_image img = { .fd = -1 };
+	struct cfg_program prog = { 0 };
+	struct placement pl = { 0 };
+	struct run_weights rw = { 0 };
+	struct tracer_result tr = { 0 };
+	struct run_ctx ctx = { 0 };
+	struct func_counts *counts = NULL;
+	struct virtual_edge *ve = NULL;
+	struct srcline *lines = NULL;
+	uint64_t *counters = NULL;
+	size_t nve = 0, unmapped = 0, i, j, nviol = 0;
+	int opt, status = EXIT_INPUT, err;
+	bool written = false;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			if (strcmp(optarg, "chords") == 0)
+				popt.mode = PLACEMENT_CHORDS;
+			else if (strcmp(optarg, "naive") == 0)
+				popt.mode = PLACEMENT_NAIVE;
+			else
+				return usage_error("run", "unknown placement '%s' (chords or naive)",
+						   optarg);
+			break;
+		case 'w':
+			weights = optarg;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return EXIT_OK;
+		default:
+			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("run", "no program to run");
+	if (resolve_prog(argv[optind], binary, sizeof(binary)))
+		return EXIT_INPUT;
+	if (elf_image__open(&img, binary))
+		return pr_lib_err(binary, cfg_strerror()), EXIT_INPUT;
+	if (cfg_program__build(&prog, &img, NULL)) {
+		pr_lib_err(binary, cfg_strerror());
+		goto out;
+	}
+	calibration__load(&popt.costs);
+	if (weights) {
+		if (run_weights__load(&rw, weights, &img, &prog))
+			goto out;
+		popt.weights = run_weights__get;
+		popt.weights_ctx = &rw;
+	}
+	if (placement__plan(&pl, &prog, &popt)) {
+		pr_err("'%s': out of memory planning probes", binary);
+		goto out;
+	}
+	if (pl.ncounters >= EP_MAX_COUNTERS) {
+		pr_err("'%s': %u counters needed, at most %llu supported", binary, pl.ncounters,
+		       (unsigned long long)EP_MAX_COUNTERS);
+		goto out;
+	}
+	if (probes__open(&ctx.probes, pl.ncounters ? pl.ncounters : 1))
+		goto out;
+	ctx.binary = binary;
+	ctx.img = &img;
+	ctx.pl = &pl;
+	pr_info("%zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
+		prog.nfuncs, pl.nchord_funcs, pl.nnaive_funcs, pl.nexcluded_funcs, pl.nsites,
+		pl.ncounters);
+	err = tracer__run(binary, &argv[optind], img.build_id,
+			  &(struct tracer_hooks){ .started = attach_probes, .ctx = &ctx }, &tr);
+	if (err)
+		goto out;
+	counters = calloc(pl.ncounters + 1, sizeof(*counters));
+	if (!counters || probes__read(ctx.probes, counters)) {
+		pr_err("cannot read the counters");
+		goto out_status;
+	}
+	probes__close(ctx.probes);
+	ctx.probes = NULL;
+	if (frames_to_virtual(&prog, &tr, &ve, &nve, &unmapped))
+		goto out_status;
+	if (nve)
+		qsort(ve, nve, sizeof(*ve), cmp_ve_func);
+	counts = calloc(prog.nfuncs ? prog.nfuncs : 1, sizeof(*counts));
+	if (!counts)
+		goto out_status;
+	for (i = 0, j = 0; i < prog.nfuncs; i++) {
+		size_t k = j;
+
+		while (j < nve && ve[j].func == i)
+			j++;
+		if (pl.funcs[i].status == PLAN_EXCLUDED)
+			continue;
+		if (propagate__func(&prog.funcs[i], i, &pl, counters, &ve[k], j - k, &counts[i]))
+			goto out_status;
+		nviol += counts[i].nviolations;
+	}
+	if (srcline__open(&lines, &img))
+		lines = NULL;
+	if (profile__write(out, &(struct profile_input){
+					.prog = &prog, .pl = &pl, .counters = counters,
+					.counts = counts, .costs = &popt.costs, .lines = lines,
+					.argv = &argv[optind], .wait_status = tr.wait_status,
+					.seconds = tr.seconds, .nprocesses = tr.nprocesses,
+					.nthreads = tr.nthreads,
+					.unwind_failures = tr.unwind_failures, .nvirtual = nve }))
+		goto out_status;
+	if (nviol)
+		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",
+			nviol, tr.unwind_failures);
+	if (unmapped)
+		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+	pr_info("profile written to '%s'", out);
+	written = true;
+out_status:
+	/* PROG's own status; a profile that could not be made turns success into failure. */
+	if (WIFEXITED(tr.wait_status))
+		status = WEXITSTATUS(tr.wait_status);
+	else if (WIFSIGNALED(tr.wait_status))
+		status = 128 + WTERMSIG(tr.wait_status);
+	if (!written && status == EXIT_OK)
+		status = EXIT_INPUT;
+out:
+	if (lines)
+		srcline__close(lines);
+	probes__close(ctx.probes);
+	for (i = 0; counts && i < prog.nfuncs; i++)
+		func_counts__release(&counts[i]);
+	free(counts);
+	free(counters);
+	free(ve);
+	tracer_result__release(&tr);
+	run_weights__free(&rw);
+	placement__free(&pl);
+	cfg_program__free(&prog);
+	elf_image__close(&img);
+	return status;
+}

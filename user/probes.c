@@ -1,0 +1,344 @@
+/*
+ * Loading, attaching and reading the BPF counting program (see probes.h): the skeleton of
+ * bpf/edgeprof.bpf.c, one uprobe-multi link per binary, the pids map, and the per-CPU counters
+ * summed on read. libbpf's own messages go to the log at -v / -vv; each failure is reported
+ * here once, as one line saying what failed and why.
+ */
+#include "probes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/edgeprof.h"
+#include "edgeprof.skel.h"
+#include "log.h"
+
+/* The kernel's limit on the probes of one uprobe-multi link (MAX_UPROBE_MULTI_CNT). */
+#define PROBES_MAX_PER_LINK (1u << 20)
+/* Counters read per batch lookup. */
+#define PROBES_READ_CHUNK 4096u
+
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+
+struct probes {
+	struct edgeprof_bpf *skel;
+	uint32_t ncounters;
+	struct bpf_link **links;
+	size_t nlinks, links_cap;
+};
+
+_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "file offsets are 64-bit");
+
+/* libbpf's warnings ("libbpf: ...") are details of a failure reported here: shown with -v;
+ * the rest with -vv. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	if ((level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG) > log__verbosity())
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (level == LIBBPF_WARN)
+		pr_info("%s", buf);
+	else
+		pr_debug("%s", buf);
+	return 0;
+}
+
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "?" : u.release;
+}
+
+/* Reports why loading failed; ERR is a negative errno. Returns ERR. */
+static int report_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		pr_err("cannot load the BPF program: %s (profiling needs root, or CAP_BPF, "
+		       "CAP_PERFMON and CAP_SYS_ADMIN)", strerror(-err));
+	else
+		pr_err("cannot load the BPF program: %s (kernel %s; edgeprof needs Linux >= 6.6 "
+		       "with BPF uprobe-multi links and BTF; -v shows libbpf's details)",
+		       strerror(-err), kernel_release());
+	return err;
+}
+
+int probes__open(struct probes **pp, uint32_t ncounters)
+{
+	struct probes *p;
+	int err;
+
+	*pp = NULL;
+	if (!ncounters || ncounters > EP_MAX_COUNTERS) {
+		pr_err("cannot load the BPF program: %u counters (1 to %llu allowed)", ncounters,
+		       (unsigned long long)EP_MAX_COUNTERS);
+		return -EINVAL;
+	}
+	libbpf_set_print(libbpf_log);
+	if (access(KERNEL_BTF, R_OK)) {
+		err = -errno;
+		pr_err("cannot load the BPF program: kernel BTF '%s' unavailable: %s (needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF)", KERNEL_BTF, strerror(errno));
+		return err;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	p->ncounters = ncounters;
+	/* No setrlimit(RLIMIT_MEMLOCK): the kernel charges BPF memory to the memcg, and
+	 * libbpf bumps the limit itself on kernels that still need it. */
+	p->skel = edgeprof_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	err = bpf_map__set_max_entries(p->skel->maps.counters, ncounters);
+	if (err) {
+		pr_err("cannot size the BPF counters: %s", strerror(-err));
+		goto fail;
+	}
+	err = edgeprof_bpf__load(p->skel);
+	if (err) {
+		report_load_error(err);
+		goto fail;
+	}
+	p->skel->links.ep_fork = bpf_program__attach(p->skel->progs.ep_fork);
+	if (!p->skel->links.ep_fork) {
+		err = -errno;
+		pr_err("cannot attach to the sched_process_fork tracepoint: %s", strerror(errno));
+		goto fail;
+	}
+	p->skel->links.ep_exit = bpf_program__attach(p->skel->progs.ep_exit);
+	if (!p->skel->links.ep_exit) {
+		err = -errno;
+		pr_err("cannot attach to the sched_process_exit tracepoint: %s", strerror(errno));
+		goto fail;
+	}
+	*pp = p;
+	return 0;
+fail:
+	probes__close(p);
+	return err < 0 ? err : -EINVAL;
+}
+
+static bool index_ok(const struct probes *p, uint64_t idx)
+{
+	return idx == EP_IDX_NONE || idx < p->ncounters;
+}
+
+/* Whether COOKIE is well formed and names existing counters only. */
+static bool cookie_ok(const struct probes *p, uint64_t cookie)
+{
+	uint64_t kind = cookie >> EP_KIND_SHIFT;
+
+	if (kind == EP_SITE_COUNT)
+		return index_ok(p, cookie & EP_IDX_MASK);
+	if (kind != EP_SITE_BRANCH || ((cookie >> EP_CC_SHIFT) & EP_CC_MASK) > 0x13)
+		return false;
+	return index_ok(p, cookie & EP_IDX_MASK) &&
+	       index_ok(p, (cookie >> EP_IDX_BITS) & EP_IDX_MASK);
+}
+
+static int add_link(struct probes *p, struct bpf_link *l)
+{
+	if (p->nlinks == p->links_cap) {
+		size_t cap = p->links_cap ? 2 * p->links_cap : 8;
+		struct bpf_link **n = realloc(p->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->links = n;
+		p->links_cap = cap;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		   const uint64_t *cookies, size_t n)
+{
+	size_t first_link = p->nlinks;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!cookie_ok(p, cookies[i])) {
+			pr_err("'%s': invalid probe cookie %#llx at file offset %#llx", binary_path,
+			       (unsigned long long)cookies[i], (unsigned long long)file_offsets[i]);
+			return -EINVAL;
+		}
+	}
+	for (size_t done = 0; done < n;) {
+		size_t cnt = n - done < PROBES_MAX_PER_LINK ? n - done : PROBES_MAX_PER_LINK;
+		LIBBPF_OPTS(bpf_uprobe_multi_opts, opts,
+			    .offsets = (const unsigned long *)(file_offsets + done),
+			    .cookies = (const __u64 *)(cookies + done),
+			    .cnt = cnt);
+		struct bpf_link *l;
+
+		/* pid -1: every process mapping the binary; the pids map filters. */
+		l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, -1, binary_path, NULL,
+						     &opts);
+		if (!l) {
+			err = -errno;
+			pr_err("cannot attach %zu probes to '%s': %s%s", cnt, binary_path,
+			       strerror(-err),
+			       err == -EINVAL || err == -EOPNOTSUPP
+				       ? " (an offset that is not an instruction start, or a "
+					 "kernel without uprobe-multi links: Linux >= 6.6)"
+				       : "");
+			goto fail;
+		}
+		err = add_link(p, l);
+		if (err) {
+			bpf_link__destroy(l);
+			pr_err("out of memory");
+			goto fail;
+		}
+		done += cnt;
+	}
+	pr_debug("attached %zu probes to '%s'", n, binary_path);
+	return 0;
+fail:
+	while (p->nlinks > first_link)
+		bpf_link__destroy(p->links[--p->nlinks]);
+	return err;
+}
+
+int probes__add_pid(struct probes *p, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	int err;
+
+	err = bpf_map__update_elem(p->skel->maps.pids, &key, sizeof(key), &one, sizeof(one),
+				   BPF_ANY);
+	if (err)
+		pr_err("cannot count process %d: %s", pid, strerror(-err));
+	return err;
+}
+
+/* Fallback for kernels without batch lookups on per-CPU arrays: one lookup per counter. */
+static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals, int ncpu)
+{
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		int err = bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), vals,
+					       sizeof(*vals) * ncpu, 0);
+
+		if (err) {
+			pr_err("cannot read BPF counter %u: %s", k, strerror(-err));
+			return err;
+		}
+		counters[k] = 0;
+		for (int c = 0; c < ncpu; c++)
+			counters[k] += vals[c];
+	}
+	return 0;
+}
+
+int probes__read(struct probes *p, uint64_t *counters)
+{
+	int fd = bpf_map__fd(p->skel->maps.counters);
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t *keys = NULL, in_key = 0, out_key = 0, done = 0;
+	uint64_t *vals = NULL;
+	bool first = true;
+	int err = 0;
+
+	if (ncpu <= 0) {
+		pr_err("cannot count the CPUs: %s", strerror(-ncpu));
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
+	keys = calloc(PROBES_READ_CHUNK, sizeof(*keys));
+	vals = calloc((size_t)PROBES_READ_CHUNK * ncpu, sizeof(*vals));
+	if (!keys || !vals) {
+		pr_err("out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	while (done < p->ncounters) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 cnt = p->ncounters - done < PROBES_READ_CHUNK ? p->ncounters - done
+								    : PROBES_READ_CHUNK;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_key, &out_key, keys, vals, &cnt,
+					   &opts);
+		if (err && err != -ENOENT) {
+			if (first) {
+				pr_debug("batch lookup failed (%s), reading one by one",
+					 strerror(-err));
+				err = read_one_by_one(p, counters, vals, ncpu);
+			} else {
+				pr_err("cannot read the BPF counters: %s", strerror(-err));
+			}
+			goto out;
+		}
+		for (__u32 i = 0; i < cnt; i++) {
+			uint64_t sum = 0;
+
+			for (int c = 0; c < ncpu; c++)
+				sum += vals[(size_t)i * ncpu + c];
+			if (keys[i] < p->ncounters)
+				counters[keys[i]] = sum;
+		}
+		done += cnt;
+		first = false;
+		in_key = out_key;
+		if (err == -ENOENT)
+			break;
+	}
+	err = 0;
+	if (done != p->ncounters) {
+		pr_err("read %u of %u BPF counters", done, p->ncounters);
+		err = -EIO;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+uint64_t probes__lost_forks(const struct probes *p)
+{
+	const volatile __u64 *lost;
+
+	if (!p || !p->skel->bss)
+		return 0;
+	lost = &p->skel->bss->lost_forks;
+	return *lost;
+}
+
+void probes__close(struct probes *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	free(p->links);
+	edgeprof_bpf__destroy(p->skel);
+	free(p);
+}
+
+static uint64_t site_index(uint32_t counter)
+{
+	return counter == PLACEMENT_NO_COUNTER ? EP_IDX_NONE : counter;
+}
+
+uint64_t probes__cookie(const struct probe_site *s)
+{
+	if (s->kind == SITE_BRANCH)
+		return ep_cookie_branch(s->cc, site_index(s->counter), site_index(s->counter2));
+	return ep_cookie_count(site_index(s->counter));
+}

@@ -1,0 +1,58 @@
+/*
+ * The BPF side of profiling, as seen from user space: loads bpf/edgeprof.bpf.c, attaches its
+ * uprobe-multi program to the probe sites of a plan, says which processes count, and reads
+ * the counters back. This is the only user code that touches libbpf; everything it needs is
+ * plain data (file offsets, cookies, counter values).
+ *
+ * Uprobe offsets are FILE offsets into the binary, not ELF virtual addresses: convert each
+ * probe_site.addr with elf_image__vaddr_to_offset (cfg/elf_image.h) before attaching.
+ */
+#ifndef EDGEPROF_USER_PROBES_H
+#define EDGEPROF_USER_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "estimators/placement.h"
+
+struct probes;
+
+/* Opens and loads the BPF program with NCOUNTERS counters (1 .. EP_MAX_COUNTERS, all zero)
+ * and starts following forks of counted processes. On success stores the handle in *P and
+ * returns 0. When BPF is unavailable (no privilege, no kernel BTF, kernel too old) or on
+ * another failure, reports why on stderr (one line, plus libbpf's details with -v) and
+ * returns a negative errno (-EPERM for missing privileges). */
+int probes__open(struct probes **p, uint32_t ncounters);
+
+/* Attaches probes to the binary at BINARY_PATH: one probe at each of the N FILE offsets
+ * FILE_OFFSETS[i] (see above), with attach cookie COOKIES[i] (see probes__cookie). Uses one
+ * uprobe-multi link for all of them (split only beyond the kernel's per-link limit) for every
+ * process that maps the binary; only processes added with probes__add_pid (and their forked
+ * children) are counted. Attaches nowhere else. May be called once per binary. Returns 0, or
+ * a negative errno after reporting the failure (-EINVAL for a cookie naming a counter that
+ * does not exist); on failure no probe of this call stays attached. */
+int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		   const uint64_t *cookies, size_t n);
+
+/* Counts the hits of process PID (its tgid; all its threads) from now on, and of the
+ * processes it forks. Returns 0, or a negative errno after reporting the failure. */
+int probes__add_pid(struct probes *p, int pid);
+
+/* Copies the current value of every counter, summed over CPUs, into COUNTERS[0 .. ncounters).
+ * Exact once the counted processes have exited. Returns 0, or a negative errno after
+ * reporting the failure. */
+int probes__read(struct probes *p, uint64_t *counters);
+
+/* The number of processes forked by counted processes that could not be counted because the
+ * process map was full (EP_MAX_PIDS live processes): when non-zero, counts are incomplete. */
+uint64_t probes__lost_forks(const struct probes *p);
+
+/* Detaches every probe and unloads the program. Safe on NULL. */
+void probes__close(struct probes *p);
+
+/* The attach cookie (bpf/edgeprof.h) of placement site S: a counter for SITE_COUNT, the
+ * condition and the taken / not-taken counters for SITE_BRANCH; PLACEMENT_NO_COUNTER becomes
+ * EP_IDX_NONE (that outcome is not counted). */
+uint64_t probes__cookie(const struct probe_site *s);
+
+#endif

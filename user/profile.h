@@ -1,0 +1,227 @@
+/*
+ * The profile file (edgeprof.data): what one `edgeprof run` measured, as versioned JSON keyed
+ * by the binary's build-id. The writer streams one function at a time and replaces the file
+ * atomically; the reader validates strictly and loads a plain in-memory form that needs no
+ * CFG (for `edgeprof report`, and as placement weights for a later run).
+ *
+ * Schema, version 1 (addresses are ELF virtual addresses "0x.." in lowercase hex; a count is
+ * a non-negative integer, or null when not determinable; block ends are exclusive):
+ *
+ * {
+ *   "format": "edgeprof-profile",
+ *   "version": 1,
+ *   "binary": {"path": STR, "build_id": HEX | null},
+ *   "run": {"argv": [STR...], "wait_status": INT (0..0xffff),
+ *           "exit_code": INT | null, "signal": INT | null,      (derived, informative)
+ *           "seconds": NUM, "processes": INT, "threads": INT,
+ *           "unwind_failures": INT, "virtual_edges": INT},
+ *   "placement": {
+ *     "mode": "chords" | "naive",
+ *     "costs": {"stepped": NS, "emulated": NS, "nop5": NS, "measured": BOOL},
+ *     "est_cost_ns": NUM,                                       (per invocation, summed)
+ *     "sites": [{"addr": ADDR, "func": I, "kind": "count" | "branch", "cc": INT (branch),
+ *                "class": "stepped" | "emulated" | "nop5" | "never",
+ *                "counters": [C] | [C_TAKEN, C_NOT_TAKEN], "hits": INT}...],
+ *     "counters": [{"func": I, "edge": E, "site": S} | {"func": I, "block": B, "site": S}...]
+ *   },
+ *   "counters": [INT...],                                       (raw values, one per counter)
+ *   "functions": [{
+ *     "name": STR, "addr": ADDR,
+ *     "status": "chords" | "naive" | "excluded", "reason": STR | null,
+ *     "count": COUNT,                                           (invocations = EXIT->root)
+ *     "file": STR, "line": INT,                                 (entry line, optional)
+ *     "chords": INT, "est_cost_ns": NUM,
+ *     "virtual_in": INT, "virtual_out": INT,
+ *     "blocks": [{"addr": ADDR, "end": ADDR, "count": COUNT,
+ *                 "file": STR, "line": INT}...],                (file/line optional)
+ *     "edges": [{"from": ADDR, "to": ADDR | "exit", "kind": KIND, "count": COUNT,
+ *                "measured": BOOL}...],
+ *     "violations": [ADDR | "exit"...]
+ *   }...],
+ *   "probes": {"sites": INT, "hits": INT, "sites_hit": INT, "est_trap_ns": NUM,
+ *              "naive_hits": INT},
+ *   "violations": INT
+ * }
+ *
+ * Function I in "sites" and "counters" is an index into "functions"; edge E and block B index
+ * that function's "edges" and "blocks" (which are in CFG id order; E == the number of edges
+ * is the virtual EXIT->root edge). KIND is an edge kind name
+ * of cfg_edge_kind__name. Blocks are sorted by address and do not overlap; edge endpoints and
+ * violations name blocks of the same function (or "exit"; an edge never leaves "exit": the
+ * virtual EXIT->root edge is the function's "count"). Excluded functions have no blocks or
+ * edges. Each site's "hits" is the sum of its counters; "probes.hits" the sum of all
+ * counters; "est_trap_ns" the sum of hits x the cost of the site's class; "naive_hits" the
+ * sum of the known block counts of every profiled function (what one probe per block would
+ * have taken); "violations" the number of vertices, over all functions, where conservation
+ * of flow failed. Negative derived counts are written as null (their vertex is a violation).
+ */
+#ifndef EDGEPROF_USER_PROFILE_H
+#define EDGEPROF_USER_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "cfg/srcline.h"
+#include "estimators/placement.h"
+#include "estimators/propagate.h"
+#include "estimators/site_costs.h"
+
+#define PROFILE_FORMAT "edgeprof-profile"
+#define PROFILE_VERSION 1
+#define PROFILE_DEFAULT_PATH "edgeprof.data"
+
+/* Limits the reader enforces (larger values are rejected as corrupt). */
+#define PROFILE_MAX_FILE_SIZE (4ull << 30)
+#define PROFILE_MAX_ITEMS (1u << 26) /* functions, sites, counters, blocks or edges of one
+				      * function, argv entries */
+#define PROFILE_NO_FILE UINT32_MAX
+
+/* What the writer reads: one run, its plan and its propagated counts. */
+struct profile_input {
+	const char *binary_path;             /* NULL: prog->img->path */
+	const char *build_id;                /* hex; NULL: prog->img->build_id ("" = none) */
+	const struct cfg_program *prog;
+	const struct placement *pl;
+	const uint64_t *counters;            /* [pl->ncounters] raw values */
+	const struct func_counts *counts;    /* indexed like prog->funcs; entries of excluded
+					      * functions may be zeroed */
+	const struct site_costs *costs;
+	struct srcline *lines;               /* may be NULL */
+	char *const *argv;                   /* NULL-terminated, may be NULL */
+	int wait_status;
+	double seconds;
+	unsigned nprocesses, nthreads, unwind_failures;
+	size_t nvirtual;                     /* virtual edges added */
+};
+
+struct profile_block {
+	uint64_t addr, end;
+	int64_t count;  /* COUNT_UNKNOWN when null */
+	uint32_t file;  /* index into profile.files, PROFILE_NO_FILE when none */
+	int line;
+};
+
+struct profile_edge {
+	uint32_t from, to; /* block indices of the function; to == nblocks is EXIT */
+	uint8_t kind;      /* enum cfg_edge_kind */
+	bool measured;
+	int64_t count;     /* COUNT_UNKNOWN when null */
+};
+
+struct profile_func {
+	char *name;
+	uint64_t addr;
+	uint8_t status;    /* enum func_plan_status */
+	char *reason;      /* NULL when none */
+	int64_t count;     /* invocations, COUNT_UNKNOWN when null */
+	uint32_t file;     /* entry's file: index into profile.files, or PROFILE_NO_FILE */
+	int line;
+	uint32_t nchords;
+	double est_cost_ns;
+	uint64_t virtual_in, virtual_out;
+	struct profile_block *blocks;
+	uint32_t nblocks;
+	uint32_t entry_block; /* the block starting at addr, or nblocks when there is none */
+	struct profile_edge *edges;
+	uint32_t nedges;
+	uint32_t *violations; /* block indices, nblocks = EXIT */
+	uint32_t nviolations;
+	int64_t block_total;  /* sum of the known block counts */
+};
+
+struct profile_site {
+	uint64_t addr;
+	uint32_t func;        /* index into profile.funcs */
+	uint8_t kind;         /* enum site_kind */
+	uint8_t cc;
+	uint8_t probe_class;  /* enum insn_probe_class */
+	uint32_t counter, counter2; /* counter2 is PLACEMENT_NO_COUNTER for SITE_COUNT */
+	uint64_t hits;
+};
+
+struct profile_counter {
+	uint32_t func;  /* index into profile.funcs */
+	uint8_t what;   /* enum counter_what */
+	uint32_t id;    /* edge or block index of that function */
+	uint32_t site;  /* index into profile.sites */
+};
+
+struct profile {
+	char *source;      /* the file (or name) it was read from */
+	char *binary_path;
+	char build_id[2 * 64 + 1]; /* lowercase hex, "" when the binary had none */
+
+	char **argv;
+	size_t argc;
+	int wait_status;
+	double seconds;
+	unsigned nprocesses, nthreads, unwind_failures;
+	uint64_t nvirtual;
+
+	enum placement_mode mode;
+	struct site_costs costs;
+	double est_cost_ns;
+	struct profile_site *sites;
+	size_t nsites;
+	struct profile_counter *counter_defs;
+	uint64_t *counters; /* raw values, [ncounters] */
+	uint32_t ncounters;
+
+	struct profile_func *funcs;
+	size_t nfuncs;
+	uint32_t *by_addr; /* function indices sorted by addr (for profile__func_at) */
+	uint32_t nchord_funcs, nnaive_funcs, nexcluded_funcs;
+
+	char **files; /* distinct source file names */
+	uint32_t nfiles;
+
+	/* Summary. */
+	uint64_t hits, sites_hit, naive_hits;
+	double est_trap_ns;
+	uint64_t nviolations;
+};
+
+/* Writes the profile of IN to PATH atomically: a temporary file in PATH's directory, flushed
+ * and fsync'ed, then renamed over PATH. Functions are streamed one at a time. On failure the
+ * temporary file is removed, PATH is left as it was, the problem is reported with pr_err
+ * (one line naming PATH) and a negative errno is returned (-EINVAL for inconsistent input,
+ * e.g. a counter above INT64_MAX); 0 on success. */
+int profile__write(const char *path, const struct profile_input *in);
+
+/* Reads and validates the profile at PATH into P (zeroed first). Returns 0; -EINVAL when the
+ * file is not a valid version-1 profile, -ENOENT / -EISDIR / other negative errnos when it
+ * cannot be read, -ENOMEM; on failure exactly one line naming PATH was reported with pr_err
+ * and P holds nothing to release (releasing it is still safe). */
+int profile__read(const char *path, struct profile *p);
+
+/* profile__read on the SIZE bytes at BUF; NAME names the input in messages. */
+int profile__read_buffer(const char *buf, size_t size, const char *name, struct profile *p);
+
+/* Frees everything P owns and zeroes it; safe on a zeroed or failed-to-read P. */
+void profile__release(struct profile *p);
+
+/* Returns 0 when P was recorded on the binary with build-id BUILD_ID, else reports why not
+ * with pr_err (different build-ids, or either side has none) and returns -EINVAL. */
+int profile__check_build_id(const struct profile *p, const char *build_id);
+
+/* The function of P whose entry is ADDR (the first one when several are), or NULL. */
+const struct profile_func *profile__func_at(const struct profile *p, uint64_t addr);
+
+/* The block of F starting at ADDR, or -1. */
+int profile_func__block_at(const struct profile_func *f, uint64_t addr);
+
+/* The source file name of index FILE, or NULL for PROFILE_NO_FILE. */
+static inline const char *profile__file(const struct profile *p, uint32_t file)
+{
+	return file < p->nfiles ? p->files[file] : NULL;
+}
+
+/* "chords", "naive" or "excluded". */
+const char *profile__status_name(unsigned status);
+
+/* "stepped", "emulated", "nop5" or "never". */
+const char *profile__class_name(unsigned probe_class);
+
+#endif

@@ -1,0 +1,912 @@
+/*
+ * Process control for `edgeprof run` (see tracer.h): a fork/PTRACE_TRACEME/exec start with
+ * exec errors reported through a close-on-exec pipe, a waitpid(-1, __WALL) loop over every
+ * traced thread, and stack unwinding with libdwfl at PTRACE_EVENT_EXIT stops (frames left
+ * without returning) and at the first stop of a forked child (frames entered without a
+ * call). Each unwind uses a fresh Dwfl, since the mappings change as the program runs.
+ */
+#include "tracer.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* Deeper stacks are cut there and counted as unwind failures. */
+#define TRACER_MAX_FRAMES (1u << 20)
+
+/* Which step of the start failed in the child, reported through the pipe. */
+enum start_step { START_PTRACE = 1, START_EXEC = 2 };
+
+struct start_error {
+	int step; /* enum start_step */
+	int err;  /* errno */
+};
+
+struct task {
+	int tid;
+	int tgid;		   /* 0 until the first stop */
+	bool seen;		   /* its first stop was handled */
+	bool at_pthread_exit;	   /* its frames were recorded at the pthread_exit breakpoint: */
+	size_t bp_first, bp_count; /* those events */
+};
+
+/* A traced process (address space) and its breakpoint at pthread_exit, which unwinds the
+ * thread's frames (forced unwinding) before the thread exits: the frames are recorded at
+ * the breakpoint, where they are still on the stack. */
+struct proc {
+	int tgid;
+	bool tried;	 /* the breakpoint was looked for */
+	uint64_t bp;	 /* its runtime address, 0 when none */
+	uint8_t len;	 /* length of the displaced instruction, emulated at a hit */
+	int8_t push_reg; /* -1: the instruction is endbr64; else push of this register */
+};
+
+struct tracer {
+	const char *build_id; /* NULL: match the module by path */
+	char *exe_path;	      /* realpath of the program, when matching by path */
+	int main_pid;
+	struct task *tasks;
+	size_t ntasks, cap_tasks;
+	struct proc *procs;
+	size_t nprocs, cap_procs;
+	struct tracer_result *res;
+	size_t cap_events;
+	bool oom; /* an allocation failed: events were lost (reported once) */
+};
+
+/* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
+ * else leaves the signal for the event loop, which sends it to every traced process. */
+static volatile sig_atomic_t fwd_pid;
+static volatile sig_atomic_t fwd_pending;
+
+static const int ignored_signals[] = {SIGINT, SIGQUIT};
+static const int forwarded_signals[] = {SIGTERM, SIGHUP};
+
+struct saved_signals {
+	struct sigaction ign[2], fwd[2];
+};
+
+const char *frame_event__kind_name(uint8_t kind)
+{
+	return kind == FRAME_ENTRY ? "ENTRY" : "EXIT";
+}
+
+void tracer_result__release(struct tracer_result *res)
+{
+	if (!res)
+		return;
+	free(res->events);
+	memset(res, 0, sizeof(*res));
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void note_oom(struct tracer *t)
+{
+	if (!t->oom)
+		pr_warn("out of memory while tracing: frame events lost");
+	t->oom = true;
+}
+
+/* --- tasks -------------------------------------------------------------------------------- */
+
+static struct task *task_find(struct tracer *t, int tid)
+{
+	for (size_t i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].tid == tid)
+			return &t->tasks[i];
+	return NULL;
+}
+
+static struct task *task_add(struct tracer *t, int tid)
+{
+	if (t->ntasks == t->cap_tasks) {
+		size_t cap = t->cap_tasks ? 2 * t->cap_tasks : 16;
+		struct task *tasks = realloc(t->tasks, cap * sizeof(*tasks));
+
+		if (!tasks)
+			return NULL;
+		t->tasks = tasks;
+		t->cap_tasks = cap;
+	}
+	t->tasks[t->ntasks] = (struct task){.tid = tid};
+	return &t->tasks[t->ntasks++];
+}
+
+static void task_remove(struct tracer *t, int tid)
+{
+	struct task *task = task_find(t, tid);
+
+	if (task)
+		*task = t->tasks[--t->ntasks];
+}
+
+/* The thread group of TID from /proc/TID/status, or 0 when it cannot be read; and the
+ * process of its (real) parent in *PPID. */
+static int read_tgid(int tid, int *ppid)
+{
+	char path[64], line[256];
+	int tgid = 0;
+	FILE *f;
+
+	*ppid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && !*ppid)
+		if (sscanf(line, "Tgid: %d", &tgid) != 1)
+			sscanf(line, "PPid: %d", ppid);
+	fclose(f);
+	return tgid;
+}
+
+static struct proc *proc_find(struct tracer *t, int tgid)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].tgid == tgid)
+			return &t->procs[i];
+	return NULL;
+}
+
+/* The record of process TGID, created (as a copy of FROM's when given: a forked child has
+ * its parent's memory, breakpoint included) when missing. NULL when out of memory. */
+static struct proc *proc_get(struct tracer *t, int tgid, const struct proc *from)
+{
+	struct proc *p = proc_find(t, tgid);
+	struct proc copy = from ? *from : (struct proc){0};
+
+	if (p)
+		return p;
+	if (t->nprocs == t->cap_procs) {
+		size_t cap = t->cap_procs ? 2 * t->cap_procs : 8;
+		struct proc *procs = realloc(t->procs, cap * sizeof(*procs));
+
+		if (!procs)
+			return NULL;
+		t->procs = procs;
+		t->cap_procs = cap;
+	}
+	p = &t->procs[t->nprocs++];
+	*p = copy;
+	p->tgid = tgid;
+	return p;
+}
+
+static void proc_remove(struct tracer *t, int tgid)
+{
+	struct proc *p = proc_find(t, tgid);
+
+	if (p)
+		*p = t->procs[--t->nprocs];
+}
+
+/* --- unwinding ---------------------------------------------------------------------------- */
+
+struct unwind {
+	struct tracer *t;
+	Dwfl *dwfl;
+	int tid;
+	uint8_t kind;
+	unsigned nframes;
+	Dwfl_Module *last_mod; /* cache of the last module looked at */
+	bool last_match;
+	GElf_Addr last_bias;
+	bool cut; /* TRACER_MAX_FRAMES reached */
+};
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool build_id_equal(const char *hex, const unsigned char *bits, int len)
+{
+	if (strlen(hex) != 2 * (size_t)len)
+		return false;
+	for (int i = 0; i < len; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0 || (unsigned)(hi << 4 | lo) != bits[i])
+			return false;
+	}
+	return true;
+}
+
+/* Whether MOD is the profiled binary; sets *BIAS (runtime address - ELF vaddr). */
+static bool module_is_profiled(struct unwind *u, Dwfl_Module *mod, GElf_Addr *bias)
+{
+	struct tracer *t = u->t;
+	bool match = false;
+
+	if (mod == u->last_mod) {
+		*bias = u->last_bias;
+		return u->last_match;
+	}
+	if (dwfl_module_getelf(mod, bias)) {
+		if (t->build_id) {
+			const unsigned char *bits;
+			GElf_Addr id_vaddr;
+			int len = dwfl_module_build_id(mod, &bits, &id_vaddr);
+
+			match = len > 0 && build_id_equal(t->build_id, bits, len);
+		} else {
+			const char *name =
+			    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+
+			match = name && t->exe_path && strcmp(name, t->exe_path) == 0;
+		}
+	}
+	u->last_mod = mod;
+	u->last_match = match;
+	u->last_bias = *bias;
+	return match;
+}
+
+static int add_event(struct tracer *t, const struct frame_event *ev)
+{
+	struct tracer_result *res = t->res;
+
+	if (res->nevents == t->cap_events) {
+		size_t cap = t->cap_events ? 2 * t->cap_events : 64;
+		struct frame_event *events = realloc(res->events, cap * sizeof(*events));
+
+		if (!events) {
+			note_oom(t);
+			return -ENOMEM;
+		}
+		res->events = events;
+		t->cap_events = cap;
+	}
+	res->events[res->nevents++] = *ev;
+	return 0;
+}
+
+static int unwind_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct unwind *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT; /* dwfl_errno says why */
+	if (++u->nframes > TRACER_MAX_FRAMES) {
+		u->cut = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!activation && pc == 0)
+		return DWARF_CB_OK; /* an outermost frame without a return address */
+	/* A return address may lie just past the end of its function (after a call that
+	 * does not return): look the caller up by the call instruction. */
+	mod = dwfl_addrmodule(u->dwfl, activation ? pc : pc - 1);
+	if (mod && module_is_profiled(u, mod, &bias)) {
+		struct frame_event ev = {
+		    .vaddr = pc - bias,
+		    .kind = u->kind,
+		    .activation = activation,
+		    .tid = u->tid,
+		};
+
+		if (add_event(u->t, &ev))
+			return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/* Unwinds the stack of TID (of process TGID), which must be in a ptrace stop, and records a
+ * KIND event for each of its frames in the profiled binary, innermost first. A stack that
+ * cannot be unwound (fully) is counted in unwind_failures; the frames found are kept. */
+static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
+{
+	static const Dwfl_Callbacks callbacks = {
+	    .find_elf = dwfl_linux_proc_find_elf,
+	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	struct unwind u = {.t = t, .tid = tid, .kind = kind};
+	const char *what;
+	int rc;
+
+	u.dwfl = dwfl_begin(&callbacks);
+	if (!u.dwfl) {
+		what = "dwfl_begin";
+		goto fail;
+	}
+	/* Through the thread's own /proc entry: a leader that has exited (pthread_exit)
+	 * leaves /proc/TGID/maps empty while other threads run. */
+	what = "reading the mappings";
+	if (dwfl_linux_proc_report(u.dwfl, tid) != 0)
+		goto fail;
+	if (dwfl_report_end(u.dwfl, NULL, NULL) != 0)
+		goto fail;
+	what = "attaching";
+	rc = dwfl_linux_proc_attach(u.dwfl, tgid, true);
+	if (rc != 0) {
+		if (rc > 0)
+			errno = rc;
+		goto fail;
+	}
+	what = "unwinding";
+	rc = dwfl_getthread_frames(u.dwfl, tid, unwind_frame, &u);
+	if (u.cut) {
+		pr_debug("thread %d: stack cut after %u frames", tid, TRACER_MAX_FRAMES);
+		t->res->unwind_failures++;
+	} else if (rc != 0 && !t->oom) {
+		/* libdwfl may report the end of some stacks as an error: only an error before
+		 * any frame is a failure for sure; later ones lose the outer frames at most. */
+		pr_debug("thread %d: unwinding stopped after %u frames: %s", tid, u.nframes,
+			 dwfl_errmsg(-1));
+		if (u.nframes == 0 || dwfl_errno() != 0)
+			t->res->unwind_failures++;
+	}
+	dwfl_end(u.dwfl);
+	return;
+fail:
+	pr_debug("thread %d: %s failed: %s", tid, what,
+		 dwfl_errno() ? dwfl_errmsg(-1) : strerror(errno));
+	t->res->unwind_failures++;
+	if (u.dwfl)
+		dwfl_end(u.dwfl);
+}
+
+/* --- the pthread_exit breakpoint ---------------------------------------------------------- */
+
+struct symbol_search {
+	const char *name;
+	GElf_Addr addr;
+	bool in_libc;
+};
+
+static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused)),
+			 const char *modname, Dwarf_Addr base __attribute__((unused)), void *arg)
+{
+	struct symbol_search *ss = arg;
+	bool libc = strstr(modname, "/libc.so") || strstr(modname, "/libc-");
+	int n = dwfl_module_getsymtab(mod);
+
+	if (ss->addr && ss->in_libc)
+		return DWARF_CB_ABORT;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+		    addr && strcmp(name, ss->name) == 0) {
+			if (!ss->addr || libc) {
+				ss->addr = addr;
+				ss->in_libc = libc;
+			}
+			break;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+/* Looks up NAME in the objects mapped by process TGID (libc's first); 0 when not found. */
+static GElf_Addr find_function(int tgid, const char *name)
+{
+	static const Dwfl_Callbacks callbacks = {
+	    .find_elf = dwfl_linux_proc_find_elf,
+	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	struct symbol_search ss = {.name = name};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+
+	if (!dwfl)
+		return 0;
+	if (dwfl_linux_proc_report(dwfl, tgid) == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0)
+		dwfl_getmodules(dwfl, search_module, &ss, 0);
+	dwfl_end(dwfl);
+	return ss.addr;
+}
+
+/* Places an int3 at the entry of pthread_exit in the process of the stopped thread TID, once
+ * per process, when its first instruction is one the tracer can emulate (endbr64, push):
+ * the breakpoint then never has to be lifted, so threads cannot slip past it. */
+static void breakpoint_install(struct tracer *t, int tid, int tgid)
+{
+	struct proc *p = proc_get(t, tgid, NULL);
+	const uint8_t *b;
+	long word;
+
+	if (!p) {
+		note_oom(t);
+		return;
+	}
+	if (p->tried)
+		return;
+	p->tried = true;
+	p->bp = find_function(tgid, "pthread_exit");
+	if (!p->bp) {
+		pr_debug("process %d: no pthread_exit found", tgid);
+		return;
+	}
+	errno = 0;
+	word = ptrace(PTRACE_PEEKDATA, tid, (void *)p->bp, NULL);
+	if (errno)
+		goto fail;
+	b = (const uint8_t *)&word;
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) {
+		p->len = 4;
+		p->push_reg = -1;
+	} else if (b[0] >= 0x50 && b[0] <= 0x57 && b[0] != 0x54) {
+		p->len = 1;
+		p->push_reg = b[0] - 0x50;
+	} else if (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) {
+		p->len = 2;
+		p->push_reg = 8 + b[1] - 0x50;
+	} else {
+		pr_debug("process %d: pthread_exit starts with %02x %02x: no breakpoint", tgid,
+			 b[0], b[1]);
+		p->bp = 0;
+		return;
+	}
+	word = (word & ~0xffL) | 0xcc;
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)p->bp, (void *)word))
+		goto fail;
+	pr_debug("process %d: breakpoint at pthread_exit %#" PRIx64, tgid, p->bp);
+	return;
+fail:
+	pr_debug("process %d: cannot place a breakpoint at %#" PRIx64 ": %s", tgid, p->bp,
+		 strerror(errno));
+	p->bp = 0;
+}
+
+static unsigned long long *reg_slot(struct user_regs_struct *regs, int reg)
+{
+	switch (reg) {
+	case 0:
+		return &regs->rax;
+	case 1:
+		return &regs->rcx;
+	case 2:
+		return &regs->rdx;
+	case 3:
+		return &regs->rbx;
+	case 5:
+		return &regs->rbp;
+	case 6:
+		return &regs->rsi;
+	case 7:
+		return &regs->rdi;
+	case 8:
+		return &regs->r8;
+	case 9:
+		return &regs->r9;
+	case 10:
+		return &regs->r10;
+	case 11:
+		return &regs->r11;
+	case 12:
+		return &regs->r12;
+	case 13:
+		return &regs->r13;
+	case 14:
+		return &regs->r14;
+	default:
+		return &regs->r15;
+	}
+}
+
+/* At a SIGTRAP stop of TID: when it is at the pthread_exit breakpoint, records the thread's
+ * frames as left without returning, emulates the displaced instruction and returns true
+ * (the SIGTRAP is then not delivered). */
+static bool breakpoint_hit(struct tracer *t, int tid, int tgid)
+{
+	struct proc *p = proc_find(t, tgid);
+	struct user_regs_struct regs;
+
+	if (!p || !p->bp || ptrace(PTRACE_GETREGS, tid, NULL, &regs) || regs.rip != p->bp + 1)
+		return false;
+	/* Unwind from the function's entry, where its CFI describes the frame. */
+	regs.rip = p->bp;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs))
+		return false;
+	unwind_task(t, tid, tgid, FRAME_EXIT);
+	regs.rip += p->len;
+	if (p->push_reg >= 0) {
+		regs.rsp -= 8;
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)regs.rsp,
+			   (void *)*reg_slot(&regs, p->push_reg)))
+			pr_warn("thread %d: cannot emulate pthread_exit's first instruction: %s",
+				tid, strerror(errno));
+	}
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs))
+		pr_warn("thread %d: cannot step over the pthread_exit breakpoint: %s", tid,
+			strerror(errno));
+	return true;
+}
+
+/* --- signals ------------------------------------------------------------------------------ */
+
+static void forward_signal(int sig)
+{
+	int saved_errno = errno;
+	pid_t pid = fwd_pid;
+
+	if (pid > 0)
+		kill(pid, sig);
+	else
+		fwd_pending = sig;
+	errno = saved_errno;
+}
+
+static void signals_install(struct saved_signals *saved, int main_pid)
+{
+	struct sigaction sa;
+
+	fwd_pid = main_pid;
+	fwd_pending = 0;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < 2; i++)
+		sigaction(ignored_signals[i], &sa, &saved->ign[i]);
+	/* No SA_RESTART: waitpid returns EINTR so that pending signals are handled. */
+	sa.sa_handler = forward_signal;
+	for (size_t i = 0; i < 2; i++)
+		sigaction(forwarded_signals[i], &sa, &saved->fwd[i]);
+}
+
+static void signals_restore(const struct saved_signals *saved)
+{
+	for (size_t i = 0; i < 2; i++) {
+		sigaction(ignored_signals[i], &saved->ign[i], NULL);
+		sigaction(forwarded_signals[i], &saved->fwd[i], NULL);
+	}
+	fwd_pid = 0;
+}
+
+/* Sends a signal the handler could not forward (the main process is gone) to every traced
+ * process. */
+static void forward_pending(struct tracer *t)
+{
+	int sig = fwd_pending;
+
+	if (!sig)
+		return;
+	fwd_pending = 0;
+	for (size_t i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].tid == t->tasks[i].tgid)
+			kill(t->tasks[i].tid, sig);
+}
+
+/* --- start -------------------------------------------------------------------------------- */
+
+/* The child: becomes a tracee and executes the program; reports a failure through FD. */
+static void __attribute__((noreturn)) child_exec(int fd, const char *path, char *const argv[])
+{
+	struct start_error se = {.step = START_PTRACE};
+
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
+		se.step = START_EXEC;
+		execv(path, argv);
+	}
+	se.err = errno;
+	if (write(fd, &se, sizeof(se)) != (ssize_t)sizeof(se))
+		_exit(126);
+	_exit(127);
+}
+
+/* Waits for PID to end, ignoring stops; used once it has been sent SIGKILL. */
+static void reap(int pid)
+{
+	int st, rc;
+
+	for (;;) {
+		rc = waitpid(pid, &st, __WALL);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0 || WIFEXITED(st) || WIFSIGNALED(st))
+			break;
+	}
+}
+
+static void kill_and_reap(int pid)
+{
+	kill(pid, SIGKILL);
+	reap(pid);
+}
+
+/* Starts PATH stopped after its exec. Returns the pid, or a negative errno (reported). */
+static int start_program(const char *path, char *const argv[])
+{
+	struct start_error se;
+	int fds[2], pid, st, err;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		err = errno;
+		pr_err("cannot run '%s': pipe: %s", path, strerror(err));
+		return -err;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(fds[0]);
+		close(fds[1]);
+		pr_err("cannot run '%s': fork: %s", path, strerror(err));
+		return -err;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_exec(fds[1], path, argv);
+	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &se, sizeof(se));
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == (ssize_t)sizeof(se)) {
+		reap(pid);
+		if (se.step == START_PTRACE)
+			pr_err("cannot trace '%s': ptrace: %s", path, strerror(se.err));
+		else
+			pr_err("cannot execute '%s': %s", path, strerror(se.err));
+		return -se.err;
+	}
+	/* The exec succeeded (the pipe was closed by it): the child stops with SIGTRAP. */
+	while (waitpid(pid, &st, __WALL) < 0) {
+		if (errno != EINTR) {
+			err = errno;
+			kill_and_reap(pid);
+			pr_err("cannot run '%s': waitpid: %s", path, strerror(err));
+			return -err;
+		}
+	}
+	if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
+		if (WIFSTOPPED(st))
+			kill_and_reap(pid);
+		pr_err("cannot run '%s': it did not stop after exec (status 0x%x)", path, st);
+		return -ECHILD;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
+		err = errno;
+		kill_and_reap(pid);
+		pr_err("cannot trace '%s': PTRACE_SETOPTIONS: %s", path, strerror(err));
+		return -err;
+	}
+	return pid;
+}
+
+/* --- event loop --------------------------------------------------------------------------- */
+
+/* The first stop of a task created by a traced one: a new process resumes in the frames
+ * it copied from its parent, entered without a call. */
+static void first_stop(struct tracer *t, struct task *task)
+{
+	int ppid;
+
+	task->seen = true;
+	task->tgid = read_tgid(task->tid, &ppid);
+	if (task->tgid == 0) {
+		task->tgid = task->tid; /* gone already: /proc says nothing more */
+		return;
+	}
+	if (task->tgid == task->tid) {
+		/* Its memory is a copy of its parent's, breakpoint included (the parent's
+		 * fork event may not have been seen yet). */
+		if (!proc_get(t, task->tid, proc_find(t, ppid)))
+			note_oom(t);
+		t->res->nprocesses++;
+		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
+	} else {
+		t->res->nthreads++;
+	}
+}
+
+/* The PTRACE_EVENT_EXIT stop of TASK: its frames are left without returning. Frames that
+ * were recorded at pthread_exit already and are still on the stack (the forced unwinding
+ * of pthread_exit stops at the thread's start routine, or for the main thread in libc's
+ * start code) are not recorded twice. */
+static void exit_stop(struct tracer *t, struct task *task)
+{
+	struct tracer_result *res = t->res;
+	size_t before = res->nevents;
+
+	unwind_task(t, task->tid, task->tgid, FRAME_EXIT);
+	if (!task->at_pthread_exit)
+		return;
+	for (size_t k = 0; k < task->bp_count && res->nevents > before; k++) {
+		const struct frame_event *b = &res->events[task->bp_first + task->bp_count - 1 - k];
+
+		if (b->vaddr != res->events[res->nevents - 1].vaddr)
+			break;
+		res->nevents--;
+	}
+}
+
+/* Handles a ptrace event stop of TASK; returns nothing: the task is resumed after. */
+static void event_stop(struct tracer *t, struct task *task, int event)
+{
+	unsigned long msg = 0;
+	int tid;
+
+	switch (event) {
+	case PTRACE_EVENT_EXIT:
+		exit_stop(t, task);
+		break;
+	case PTRACE_EVENT_CLONE:
+		/* Threads may call pthread_exit: catch it from the first one on (the parent
+		 * is stopped and the new thread has not run yet). */
+		breakpoint_install(t, task->tid, task->tgid);
+		/* fall through */
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		/* The new task is attached and will stop with SIGSTOP (perhaps it already
+		 * has): it is handled at that stop, whichever comes first. */
+		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0 &&
+		    !task_find(t, (int)msg) && !task_add(t, (int)msg))
+			note_oom(t);
+		break;
+	case PTRACE_EVENT_EXEC:
+		/* A non-leader thread that execs takes the leader's tid: forget its old one. */
+		tid = task->tid;
+		task->tgid = tid;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && (int)msg != tid)
+			task_remove(t, (int)msg);
+		/* A new program: its breakpoint is gone, a later thread looks again. */
+		proc_remove(t, tid);
+		t->res->nexecs++;
+		pr_debug("process %d replaced its program (exec)", tid);
+		break;
+	default:
+		break;
+	}
+}
+
+static void event_loop(struct tracer *t)
+{
+	struct tracer_result *res = t->res;
+
+	for (;;) {
+		struct task *task;
+		int st, tid, sig, inject = 0;
+		bool first;
+
+		forward_pending(t);
+		tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != ECHILD)
+				pr_warn("waitpid: %s", strerror(errno));
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (tid == t->main_pid) {
+				res->wait_status = st;
+				fwd_pid = 0;
+			}
+			task_remove(t, tid);
+			proc_remove(t, tid); /* when TID led a process: it is gone */
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		task = task_find(t, tid);
+		if (!task) {
+			task = task_add(t, tid);
+			if (!task) {
+				note_oom(t);
+				ptrace(PTRACE_CONT, tid, NULL, NULL);
+				continue;
+			}
+		}
+		first = !task->seen;
+		if (first)
+			first_stop(t, task);
+		sig = WSTOPSIG(st);
+		if (sig == SIGTRAP && (st >> 16)) {
+			/* Events may move the task table: do not use TASK after this. */
+			event_stop(t, task, st >> 16);
+		} else if (first && sig == SIGSTOP) {
+			/* The initial stop of an auto-attached task: suppressed. */
+		} else {
+			size_t before = res->nevents;
+			siginfo_t si;
+
+			if (sig == SIGTRAP && breakpoint_hit(t, tid, task->tgid)) {
+				task->at_pthread_exit = true;
+				task->bp_first = before;
+				task->bp_count = res->nevents - before;
+				goto resume;
+			}
+			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
+			 * siginfo cannot be read: resume it (job control is not honoured). */
+			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL)
+				inject = sig;
+		}
+	resume:
+		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
+			pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
+	}
+}
+
+int tracer__run(const char *path, char *const argv[], const char *build_id,
+		const struct tracer_hooks *hooks, struct tracer_result *res)
+{
+	struct tracer t = {.res = res};
+	struct saved_signals saved;
+	double start;
+	int pid, rc;
+
+	memset(res, 0, sizeof(*res));
+	t.build_id = build_id && *build_id ? build_id : NULL;
+	if (!t.build_id) {
+		t.exe_path = realpath(path, NULL);
+		if (!t.exe_path) {
+			rc = -errno;
+			pr_err("cannot run '%s': %s", path, strerror(errno));
+			return rc;
+		}
+	}
+	pid = start_program(path, argv);
+	if (pid < 0) {
+		free(t.exe_path);
+		return pid;
+	}
+	t.main_pid = pid;
+	if (!task_add(&t, pid)) {
+		kill_and_reap(pid);
+		free(t.exe_path);
+		pr_err("cannot run '%s': %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	t.tasks[0].tgid = pid;
+	t.tasks[0].seen = true;
+	res->nprocesses = 1;
+	if (hooks && hooks->started) {
+		rc = hooks->started(hooks->ctx, pid);
+		if (rc) {
+			pr_debug("'%s' (pid %d) killed: the start hook failed", path, pid);
+			kill_and_reap(pid);
+			free(t.tasks);
+			free(t.procs);
+			free(t.exe_path);
+			return rc < 0 ? rc : -ECANCELED;
+		}
+	}
+	signals_install(&saved, pid);
+	start = now_seconds();
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+		pr_warn("cannot continue '%s': PTRACE_CONT: %s", path, strerror(errno));
+	event_loop(&t);
+	res->seconds = now_seconds() - start;
+	signals_restore(&saved);
+	free(t.procs);
+	free(t.tasks);
+	free(t.exe_path);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * Process control for `edgeprof run`: starts the profiled program stopped under ptrace, lets
+ * the caller attach its probes, runs the program and every process and thread it creates to
+ * the end, and records where frames of the profiled binary were left without returning
+ * (thread or process exit, exit() deep in the stack, fatal signals, pthread_exit) or entered
+ * without being called (a forked child resumes in its parent's frames). These are the
+ * early-termination edges v->EXIT of Ball and Larus (1994, section 3.2) and their mirror
+ * image for fork: flow conservation only holds once they are added. Stacks are unwound with
+ * libdwfl; only frames of the object whose build-id is the profiled binary's are kept.
+ */
+#ifndef EDGEPROF_USER_TRACER_H
+#define EDGEPROF_USER_TRACER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_event_kind {
+	FRAME_EXIT = 0,	 /* a frame left without returning (thread/process exit, fatal signal) */
+	FRAME_ENTRY = 1, /* a frame entered without a call (a forked child resumes in its
+			  * parent's frames) */
+};
+
+struct frame_event {
+	uint64_t vaddr;	    /* ELF virtual address in the profiled binary: the return address
+			     * of the frame, or the interrupted instruction when activation */
+	uint8_t kind;	    /* enum frame_event_kind */
+	uint8_t activation; /* 1: vaddr is the instruction the thread was stopped at (innermost
+			     * frame, or a frame interrupted by a signal); 0: a return address
+			     * (not minus one: the caller maps it to its call block) */
+	int tid;	    /* the thread whose stack this frame was on */
+};
+
+struct tracer_hooks {
+	/* Called once the program has exec'd and is stopped before its first instruction:
+	 * the caller attaches probes and adds PID to its BPF filter. Non-zero aborts: the
+	 * program is killed and reaped, and tracer__run returns that value if it is negative,
+	 * else -ECANCELED (the hook reports its own error). May be NULL. */
+	int (*started)(void *ctx, int pid);
+	void *ctx;
+};
+
+struct tracer_result {
+	int wait_status;	    /* of the main process, as from waitpid */
+	struct frame_event *events; /* in the order they happened */
+	size_t nevents;
+	unsigned nprocesses;	  /* processes traced, the main one included */
+	unsigned nthreads;	  /* threads created (clone with CLONE_THREAD) */
+	unsigned unwind_failures; /* stacks that could not be unwound (fully) */
+	unsigned nexecs;	  /* execs after the first: the exec'ing process's frames
+				   * of the profiled binary were left without events */
+	double seconds;		  /* wall time from the first instruction to the end */
+};
+
+/* Runs PATH (executed as given, no PATH search) with ARGV (argv[0] included, NULL-ended)
+ * under ptrace, inheriting stdin, stdout, stderr and the environment. BUILD_ID is the
+ * lowercase hex build-id of the profiled binary: only frames in an object with this build-id
+ * produce events ("" or NULL: the main executable of the program, matched by path).
+ * HOOKS->started runs once the program is stopped right after its exec. Meanwhile SIGINT and
+ * SIGQUIT are ignored (the terminal sends them to the program too), SIGTERM and SIGHUP are
+ * forwarded to the program; the previous dispositions are restored on return.
+ * Returns 0 when the program ran, whatever its exit status, with *RES filled (release it
+ * with tracer_result__release) once every traced process and thread is gone; or a negative
+ * errno, with one message through log.h, when it could not be started (missing, not
+ * executable, exec failed) or the hook refused; then nothing is left running and *RES is
+ * empty. */
+int tracer__run(const char *path, char *const argv[], const char *build_id,
+		const struct tracer_hooks *hooks, struct tracer_result *res);
+
+/* Frees what tracer__run allocated in RES and zeroes it. Safe on a zeroed result. */
+void tracer_result__release(struct tracer_result *res);
+
+/* The name of an event kind: "EXIT" or "ENTRY". */
+const char *frame_event__kind_name(uint8_t kind);
+
+#endif
