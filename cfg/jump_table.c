@@ -342,6 +342,10 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 		if (!mem_addr(st, in, op, &a))
 			return false;
 		*out = memo_load(st, a, op->size, sext);
+		/* A zero-extending load of a byte or a word bounds the value. */
+		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
+		    out->sym >= 16 && out->sym != MAX_SYMS - 1 && out->c == 0 && out->s == 1)
+			st->sym_max[out->sym] = op->size == 1 ? 0xff : 0xffff;
 		return true;
 	default:
 		return false;
@@ -542,6 +546,22 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	uint64_t n, i, *t, lim;
 	bool relative, by_mask = false;
 
+	if (target.sym < 0 && !via_mem) {
+		/* A register holding one known code address: a jump with a single target. */
+		size_t avail;
+
+		if (!elf_image__code(d->img, (uint64_t)target.c, &avail))
+			return -ENOENT;
+		t = malloc(sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		t[0] = (uint64_t)target.c;
+		jt->table = 0;
+		jt->entries = 1;
+		jt->entry_size = 0;
+		*targets = t;
+		return 0;
+	}
 	if (target.sym < 16 || target.s != 1 || !st->syms[target.sym].is_load)
 		return -ENOENT;
 	ld = &st->syms[target.sym];

@@ -138,6 +138,10 @@ int stack_height__at(const struct cfg_func *f, struct decoder *d, const uint64_t
 		free(queued);
 		return -ENOMEM;
 	}
+	/* A label is "in the function" anywhere in its symbol or FDE range, not only in the
+	 * blocks found so far: code reached only through that label is not decoded yet. */
+	lo = f->entry;
+	hi = f->entry + (f->sym_size ? f->sym_size : 1);
 	for (i = 0; i < f->nblocks; i++) {
 		in[i].rsp = in[i].rbp = NOT_REACHED;
 		lo = f->blocks[i].start < lo ? f->blocks[i].start : lo;

@@ -260,7 +260,9 @@ static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *s
 			if ((enc & 0x70) == DW_EH_PE_pcrel)
 				start += sh->sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
 			(*nfde)++;
-			if (len && in_code(img, start)) {
+			/* The linker's FDEs for PLT stubs describe no function of the program. */
+			if (len && in_code(img, start) &&
+			    strncmp(elf_image__section_at(img, start)->name, ".plt", 4) != 0) {
 				struct raw_func *r = vec_push(raw);
 
 				if (!r) {

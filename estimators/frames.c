@@ -81,17 +81,20 @@ int frames__virtual_edge(const struct cfg_program *prog, const struct block_inde
 		} else {
 			ve->from = f->nblocks;
 			ve->to = r->block;
+			ve->resumed_at = vaddr;
 		}
 		return 1;
 	}
 	if (kind == FRAME_ENTERED) {
-		/* Resumes at the return address: the block the call returns to. */
-		r = block_index__find(bi, vaddr);
-		if (!r || r->start != vaddr)
+		/* Waiting on the call that ends the block just before the return address: the
+		 * flow is inside that block, after its instructions. */
+		r = block_index__find(bi, vaddr - 1);
+		if (!r || r->end != vaddr)
 			return -ENOENT;
 		ve->func = r->func;
 		ve->from = prog->funcs[r->func].nblocks;
 		ve->to = r->block;
+		ve->resumed_at = vaddr;
 		return 1;
 	}
 	/* Left while waiting on a call: the call ends the block just before the return address. */

@@ -3,7 +3,8 @@
  * that was left without returning (its thread or process ended while it was active) adds one
  * unit of flow on v -> EXIT, where v is the block it was in: the block of the call it was
  * waiting on, or the block it stopped in. A frame entered without being called (a forked
- * child resuming in its parent's frames) adds EXIT -> w, where w is the block it resumes at.
+ * child resuming in its parent's frames) adds EXIT -> w, where w is the block whose call it
+ * is waiting on (the flow enters w after w's instructions, see struct virtual_edge).
  */
 #ifndef EDGEPROF_ESTIMATORS_FRAMES_H
 #define EDGEPROF_ESTIMATORS_FRAMES_H

@@ -16,6 +16,7 @@ struct solver {
 	int64_t *x;        /* [ne + 1] */
 	bool *known;       /* [ne + 1] */
 	int64_t *vin, *vout; /* [nv]: virtual flow in and out of each vertex */
+	int64_t *vmid;     /* [nv]: the part of vin entering after the block's first instruction */
 	int64_t *count;    /* [nv]: measured block count, COUNT_UNKNOWN when not counted */
 	uint32_t nv, ne;
 };
@@ -76,10 +77,12 @@ static uint32_t side(const struct solver *s, uint32_t v, bool in, int64_t *sum, 
 	return u;
 }
 
-/* Tries v's equations; returns the edge it solved, or UINT32_MAX. */
+/* Tries v's equations; returns the edge it solved, or UINT32_MAX. With c the block's count
+ * (entries through its first instruction) and m its entries from inside:
+ *   in + vin - m = c,   out + vout = c + m,   in + vin = out + vout. */
 static uint32_t solve_at(struct solver *s, uint32_t v)
 {
-	int64_t si, so;
+	int64_t si, so, m = s->vmid[v];
 	uint32_t ui = 0, uo = 0;
 	uint32_t ni = side(s, v, true, &si, &ui), no = side(s, v, false, &so, &uo);
 
@@ -87,12 +90,12 @@ static uint32_t solve_at(struct solver *s, uint32_t v)
 	so += s->vout[v];
 	if (s->count[v] != COUNT_UNKNOWN) {
 		if (ni == 1) {
-			s->x[ui] = s->count[v] - si;
+			s->x[ui] = s->count[v] + m - si;
 			s->known[ui] = true;
 			return ui;
 		}
 		if (no == 1) {
-			s->x[uo] = s->count[v] - so;
+			s->x[uo] = s->count[v] + m - so;
 			s->known[uo] = true;
 			return uo;
 		}
@@ -143,11 +146,12 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	s.known = calloc(s.ne + 1, sizeof(*s.known));
 	s.vin = calloc(s.nv, sizeof(*s.vin));
 	s.vout = calloc(s.nv, sizeof(*s.vout));
+	s.vmid = calloc(s.nv, sizeof(*s.vmid));
 	s.count = malloc(s.nv * sizeof(*s.count));
 	work = malloc(s.nv * 4 * sizeof(*work));
 	queued = calloc(s.nv, 1);
 	if (!out->edges || !out->measured || !out->blocks || !s.known || !s.vin || !s.vout ||
-	    !s.count || !work || !queued)
+	    !s.vmid || !s.count || !work || !queued)
 		goto fail;
 	for (e = 0; e <= s.ne; e++) {
 		s.x[e] = 0;
@@ -180,6 +184,18 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 
 			if (site->addr > x->stopped_at)
 				s.count[x->from] += (int64_t)x->count;
+		}
+		/* A frame entered inside a block: not an entry, unless the counter saw it. */
+		if (x->resumed_at && x->to < f->nblocks &&
+		    x->resumed_at != f->blocks[x->to].start) {
+			s.vmid[x->to] += (int64_t)x->count;
+			if (s.count[x->to] != COUNT_UNKNOWN) {
+				const struct probe_site *site =
+					&pl->sites[pl->counters[fp->block_counter[x->to]].site];
+
+				if (site->addr >= x->resumed_at)
+					s.count[x->to] -= (int64_t)x->count;
+			}
 		}
 	}
 	/* Worklist over vertices: solve, then revisit both ends of what was solved. */
@@ -216,11 +232,11 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 		so += s.vout[v];
 		if (s.count[v] != COUNT_UNKNOWN) {
 			c = s.count[v];
-			bad |= (ni == 0 && si != c) || (no == 0 && so != c);
+			bad |= (ni == 0 && si - s.vmid[v] != c) || (no == 0 && so - s.vmid[v] != c);
 		} else if (ni == 0) {
-			c = si;
+			c = si - s.vmid[v];
 		} else if (no == 0) {
-			c = so;
+			c = so - s.vmid[v];
 		}
 		bad |= ni == 0 && no == 0 && si != so;
 		bad |= c != COUNT_UNKNOWN && c < 0;
@@ -236,6 +252,7 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	free(s.known);
 	free(s.vin);
 	free(s.vout);
+	free(s.vmid);
 	free(s.count);
 	free(work);
 	free(queued);
@@ -244,6 +261,7 @@ fail:
 	free(s.known);
 	free(s.vin);
 	free(s.vout);
+	free(s.vmid);
 	free(s.count);
 	free(work);
 	free(queued);

@@ -4,7 +4,8 @@
  * it) is solved for its one remaining unknown edge until nothing changes; with spanning-tree
  * chords this always completes. Virtual edges carry flow the CFG does not: v->EXIT for a frame
  * that never returned (exit deep in the stack, a fatal signal), EXIT->v for a frame entered
- * without a call (a forked child resuming after fork, attaching mid-run). Afterwards flow
+ * without a call (a forked child resuming inside its parent's call blocks, attaching mid-run);
+ * a block's count is the number of times its first instruction ran. Afterwards flow
  * conservation is checked at every vertex and every violation is reported, never hidden.
  */
 #ifndef EDGEPROF_ESTIMATORS_PROPAGATE_H
@@ -27,6 +28,12 @@ struct virtual_edge {
 	 * stopped at, 0 otherwise. A block counter on a later instruction of that block missed
 	 * this entry, and propagation adds it back. */
 	uint64_t stopped_at;
+	/* For a frame entered inside a block rather than at its start (a forked child resumes
+	 * after the call that ends the block, an attach stops a thread mid-block): the address it
+	 * resumes at, 0 for an entry at the block's start. Such flow leaves the block but never
+	 * ran its first instruction, so the block's count does not include it; a block counter at
+	 * or after that address does count it, and propagation takes it back out. */
+	uint64_t resumed_at;
 };
 
 struct func_counts {

@@ -84,7 +84,11 @@ profile_one() {
 	rc=0
 	"$ORACLE" --profile "$json" --binary "$dir/prog" "${cgargs[@]}" >"$dir/$tag.oracle" 2>&1 || rc=$?
 	case $rc in
-	0) sed -n 's/^count_oracle [^:]*: \(.*\) ok$/\1/p' "$dir/$tag.oracle" | sed "s/^/$tag: /" ;;
+	0)
+		# "optimal: blocks 56, edges 74 (null 0/0, covers 100.0%)"
+		sed -n 's/^count_oracle .*: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\) checked (null: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\); executed instructions covered \([0-9.]*%\)).*/blocks \1, edges \2 (null \3\/\4, covers \5)/p' \
+			"$dir/$tag.oracle" | sed "s/^/$tag: /"
+		;;
 	1)
 		echo "$tag: $(tail -n 1 "$dir/$tag.oracle" | sed 's/^count_oracle [^:]*: //')"
 		grep '^diff ' "$dir/$tag.oracle" | head -n 5 | sed 's/^/     /'

@@ -20,6 +20,7 @@
 #define DEFAULT_TOP 20
 #define MAX_TOP 1000000
 #define HEXLEN 24
+#define MAX_VIOLATIONS_SHOWN 8 /* vertices listed per function in text */
 
 struct report_opts {
 	const char *file;
@@ -335,12 +336,15 @@ static void print_violations(FILE *out, const struct profile *p)
 		if (!f->nviolations)
 			continue;
 		fprintf(out, "  %s (%s):", f->name, hex(a, f->addr));
-		for (uint32_t k = 0; k < f->nviolations; k++) {
+		for (uint32_t k = 0; k < f->nviolations && k < MAX_VIOLATIONS_SHOWN; k++) {
 			uint32_t v = f->violations[k];
 
 			fprintf(out, "%s %s", k ? "," : "",
 				v == f->nblocks ? "exit" : hex(a, f->blocks[v].addr));
 		}
+		if (f->nviolations > MAX_VIOLATIONS_SHOWN)
+			fprintf(out, " and %" PRIu32 " more (see --json)",
+				f->nviolations - MAX_VIOLATIONS_SHOWN);
 		fputc('\n', out);
 	}
 }
@@ -516,6 +520,31 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 	}
 	for (uint32_t k = 0; k < f->nviolations; k++)
 		jpush(viol, jvertex(f, f->violations[k]), &err);
+	if (f->nvirt) {
+		json_t *va = json_array();
+
+		for (uint32_t k = 0; va && k < f->nvirt; k++) {
+			const struct profile_virtual *pv = &f->virt[k];
+			json_t *vo = json_object();
+
+			if (!vo) {
+				err++;
+				break;
+			}
+			jset(vo, "from", jvertex(f, pv->from), &err);
+			jset(vo, "to", jvertex(f, pv->to), &err);
+			jset(vo, "count", json_integer((json_int_t)pv->count), &err);
+			if (pv->stopped_at)
+				jset(vo, "stopped_at", jhex(pv->stopped_at), &err);
+			if (pv->resumed_at)
+				jset(vo, "resumed_at", jhex(pv->resumed_at), &err);
+			jpush(va, vo, &err);
+		}
+		if (va)
+			jset(o, "virtual", va, &err);
+		else
+			err++;
+	}
 	jset(o, "blocks", blocks, &err);
 	jset(o, "edges", edges, &err);
 	jset(o, "violations", viol, &err);

@@ -273,7 +273,8 @@ int cmd_run(int argc, char **argv)
 					.argv = &argv[optind], .wait_status = tr.wait_status,
 					.seconds = tr.seconds, .nprocesses = tr.nprocesses,
 					.nthreads = tr.nthreads,
-					.unwind_failures = tr.unwind_failures, .nvirtual = nve }))
+					.unwind_failures = tr.unwind_failures, .nvirtual = nve,
+					.ve = ve }))
 		goto out_status;
 	if (nviol)
 		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",

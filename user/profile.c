@@ -391,6 +391,40 @@ static json_t *func_json(struct writer *w, size_t i)
 	}
 	for (uint32_t k = 0; !excluded && k < fc->nviolations; k++)
 		jpush(viol, jvertex(f, fc->violations[k]), &err);
+	if (!excluded && in->ve) {
+		json_t *va = json_array();
+		size_t lo = 0, hi = in->nvirtual;
+
+		while (lo < hi) { /* first virtual edge of function i */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (in->ve[mid].func < i)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; va && lo < in->nvirtual && in->ve[lo].func == i; lo++) {
+			const struct virtual_edge *x = &in->ve[lo];
+			json_t *vo = json_object();
+
+			if (!vo) {
+				err++;
+				break;
+			}
+			jset(vo, "from", jvertex(f, x->from), &err);
+			jset(vo, "to", jvertex(f, x->to), &err);
+			jset(vo, "count", json_integer((json_int_t)x->count), &err);
+			if (x->stopped_at)
+				jset(vo, "stopped_at", jhex(x->stopped_at), &err);
+			if (x->resumed_at)
+				jset(vo, "resumed_at", jhex(x->resumed_at), &err);
+			jpush(va, vo, &err);
+		}
+		if (!va)
+			err++;
+		else
+			jset(o, "virtual", va, &err);
+	}
 	jset(o, "blocks", blocks, &err);
 	jset(o, "edges", edges, &err);
 	jset(o, "violations", viol, &err);
@@ -1101,6 +1135,38 @@ static int read_func(struct reader *r, json_t *o, size_t i, struct profile_func 
 		if (err)
 			return err;
 	}
+	{
+		json_t *va = json_object_get(o, "virtual");
+
+		if (va && !json_is_array(va))
+			return rfail(r, "%s: \"virtual\" is not an array", where);
+		f->nvirt = va ? (uint32_t)json_array_size(va) : 0;
+		if (f->nvirt > PROFILE_MAX_ITEMS)
+			return rfail(r, "%s: too many virtual edges", where);
+		f->virt = calloc(f->nvirt ? f->nvirt : 1, sizeof(*f->virt));
+		if (!f->virt)
+			return rnomem(r);
+		for (uint32_t k = 0; k < f->nvirt; k++) {
+			json_t *vo = json_array_get(va, k);
+			struct profile_virtual *pv = &f->virt[k];
+
+			if (!json_is_object(vo))
+				return rfail(r, "%s: a virtual edge is not an object", where);
+			err = get_vertex(r, f, json_object_get(vo, "from"), true, "virtual edge from",
+					 &pv->from);
+			if (!err)
+				err = get_vertex(r, f, json_object_get(vo, "to"), true,
+						 "virtual edge to", &pv->to);
+			if (!err)
+				err = get_uint(r, vo, "count", INT64_MAX, where, &pv->count);
+			if (!err && json_object_get(vo, "stopped_at"))
+				err = get_addr(r, vo, "stopped_at", where, &pv->stopped_at);
+			if (!err && json_object_get(vo, "resumed_at"))
+				err = get_addr(r, vo, "resumed_at", where, &pv->resumed_at);
+			if (err)
+				return err;
+		}
+	}
 	if (__builtin_add_overflow(r->p->nviolations, f->nviolations, &r->p->nviolations))
 		return rfail(r, "%s: too many violations", where);
 	if (f->status != PLAN_EXCLUDED &&
@@ -1536,6 +1602,7 @@ void profile__release(struct profile *p)
 		free(f->blocks);
 		free(f->edges);
 		free(f->violations);
+		free(f->virt);
 	}
 	free(p->funcs);
 	free(p->by_addr);

@@ -32,6 +32,8 @@
  *     "file": STR, "line": INT,                                 (entry line, optional)
  *     "chords": INT, "est_cost_ns": NUM,
  *     "virtual_in": INT, "virtual_out": INT,
+ *     "virtual": [{"from": ADDR|"exit", "to": ADDR|"exit", "count": N,
+ *                  "stopped_at": ADDR (optional), "resumed_at": ADDR (optional)}] (optional),
  *     "blocks": [{"addr": ADDR, "end": ADDR, "count": COUNT,
  *                 "file": STR, "line": INT}...],                (file/line optional)
  *     "edges": [{"from": ADDR, "to": ADDR | "exit", "kind": KIND, "count": COUNT,
@@ -94,6 +96,7 @@ struct profile_input {
 	double seconds;
 	unsigned nprocesses, nthreads, unwind_failures;
 	size_t nvirtual;                     /* virtual edges added */
+	const struct virtual_edge *ve;       /* those edges, sorted by function (may be NULL) */
 };
 
 struct profile_block {
@@ -108,6 +111,14 @@ struct profile_edge {
 	uint8_t kind;      /* enum cfg_edge_kind */
 	bool measured;
 	int64_t count;     /* COUNT_UNKNOWN when null */
+};
+
+/* A virtual edge of a function (see estimators/propagate.h). */
+struct profile_virtual {
+	uint32_t from, to;      /* block indices, nblocks = EXIT */
+	uint64_t count;
+	uint64_t stopped_at;    /* 0 when none */
+	uint64_t resumed_at;    /* 0 when none */
 };
 
 struct profile_func {
@@ -128,6 +139,8 @@ struct profile_func {
 	uint32_t nedges;
 	uint32_t *violations; /* block indices, nblocks = EXIT */
 	uint32_t nviolations;
+	struct profile_virtual *virt; /* flow added by unwinding (frames left or entered) */
+	uint32_t nvirt;
 	int64_t block_total;  /* sum of the known block counts */
 };
 

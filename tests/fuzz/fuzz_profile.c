@@ -18,6 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int devnull = -1;
+volatile uint64_t fuzz_profile_sink; /* keeps the walk from being optimised away */
 
 /* libFuzzer initialisation: opens /dev/null for the reader's diagnostics. */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -60,7 +61,6 @@ static uint64_t walk(const struct profile *p)
 /* libFuzzer entry point: reads DATA[0..SIZE) as a profile. Always returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static volatile uint64_t sink;
 	struct profile p;
 	int saved = -1;
 
@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dup2(devnull, 2);
 	}
 	if (profile__read_buffer((const char *)data, size, "fuzz-input", &p) == 0) {
-		sink = walk(&p);
+		fuzz_profile_sink = walk(&p);
 		profile__release(&p);
 	}
 	if (saved >= 0) {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Count-exactness checks of `edgeprof run` on real programs (lua5.4, bzip2 compress and
+# decompress, sqlite3 from scripts/corpus.sh) with the "check" workloads of
+# scripts/workloads/workloads.sh. For each workload it:
+#   1. makes sure build/corpus/NAME.callgrind.out is a valid callgrind run of the workload
+#      (scripts/check-corpus.sh --callgrind-only, which reuses it while binary, inputs and
+#      command are unchanged, and re-runs callgrind otherwise);
+#   2. runs the workload natively, under `edgeprof run` (default placement) and under
+#      `edgeprof run --placement naive`, requiring the same stdout and exit status;
+#   3. checks both profiles (`edgeprof report --json`) against the callgrind output with
+#      build/tests/count_oracle (no difference allowed).
+# Prints one line per workload per check; exits 1 if any check failed (also when
+# `edgeprof run` does not exist yet).
+#   usage: scripts/check-corpus-counts.sh [WORKLOAD...]   (a subset of lua5.4 bzip2 bzip2-d sqlite3)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=scripts/workloads/workloads.sh
+source scripts/workloads/workloads.sh
+
+OUTDIR=$ROOT/build/corpus
+COUNTDIR=$OUTDIR/counts
+ORACLE=$ROOT/build/tests/count_oracle
+EDGEPROF=${EDGEPROF:-$ROOT/build/edgeprof}
+
+SELECTED=()
+for arg in "$@"; do
+	case "$arg" in
+	-h | --help)
+		sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	-*)
+		echo "check-corpus-counts: unknown option '$arg'" >&2
+		exit 2
+		;;
+	*)
+		[ -n "${CORPUS_SIZE[$arg.check]:-}" ] || {
+			echo "check-corpus-counts: unknown workload '$arg' (known: ${CORPUS_WORKLOADS[*]})" >&2
+			exit 2
+		}
+		SELECTED+=("$arg")
+		;;
+	esac
+done
+[ ${#SELECTED[@]} -gt 0 ] || SELECTED=("${CORPUS_WORKLOADS[@]}")
+
+FAILED=0
+report() { # STATUS NAME CHECK DETAIL
+	printf 'check-corpus-counts: %-4s %-8s %-17s %s\n' "$1" "$2" "$3" "$4"
+	case "$1" in PASS) ;; *) FAILED=1 ;; esac
+}
+
+if ! "$EDGEPROF" run --help >/dev/null 2>&1; then
+	report FAIL all "edgeprof run" "'$EDGEPROF run' does not exist yet (edgeprof run --help fails)"
+	echo "check-corpus-counts: FAILED"
+	exit 1
+fi
+if [ ! -x "$ORACLE" ]; then
+	report FAIL all count_oracle "$ORACLE not built (make build/tests/count_oracle)"
+	echo "check-corpus-counts: FAILED"
+	exit 1
+fi
+
+# 1. Valid callgrind outputs (reused when their key still matches).
+if ! scripts/check-corpus.sh --callgrind-only "${SELECTED[@]}" >"$OUTDIR/counts-callgrind.log" 2>&1; then
+	sed 's/^/    /' "$OUTDIR/counts-callgrind.log"
+fi
+mkdir -p "$COUNTDIR"
+
+for name in "${SELECTED[@]}"; do
+	st=$OUTDIR/$name.status
+	if [ ! -f "$st" ] || [ "$(cut -d'|' -f1 "$st")" != PASS ]; then
+		report FAIL "$name" callgrind "no valid callgrind output (see $OUTDIR/counts-callgrind.log)"
+		continue
+	fi
+	report PASS "$name" callgrind "$(cut -d'|' -f2- "$st")"
+	if ! corpus_workload "$name" check >"$COUNTDIR/$name.prepare.log" 2>&1; then
+		report FAIL "$name" workload "preparing the input failed (see $COUNTDIR/$name.prepare.log)"
+		continue
+	fi
+	base=$COUNTDIR/$name
+	rc=0
+	"${CORPUS_WL_CMD[@]}" </dev/null >"$base.native.stdout" 2>"$base.native.stderr" || rc=$?
+	native_rc=$rc
+	for placement in optimal naive; do
+		pargs=()
+		[ "$placement" = naive ] && pargs=(--placement naive)
+		data=$base.$placement.data
+		json=$base.$placement.json
+		rm -f "$data" "$json"
+		rc=0
+		"$EDGEPROF" run "${pargs[@]}" -o "$data" -- "${CORPUS_WL_CMD[@]}" </dev/null \
+			>"$base.$placement.stdout" 2>"$base.$placement.log" || rc=$?
+		if [ "$rc" != "$native_rc" ]; then
+			report FAIL "$name" "run $placement" "exit status $rc, natively $native_rc (see $base.$placement.log)"
+			continue
+		fi
+		if ! cmp -s "$base.native.stdout" "$base.$placement.stdout"; then
+			report FAIL "$name" "run $placement" "stdout differs from the native run ($base.$placement.stdout)"
+			continue
+		fi
+		if ! "$EDGEPROF" report --json "$data" >"$json" 2>>"$base.$placement.log"; then
+			report FAIL "$name" "report $placement" "edgeprof report --json failed (see $base.$placement.log)"
+			continue
+		fi
+		rc=0
+		"$ORACLE" --profile "$json" --binary "$CORPUS_WL_BIN" \
+			--callgrind "$OUTDIR/$name.callgrind.out" >"$base.$placement.oracle" 2>&1 || rc=$?
+		summary=$(grep '^count_oracle ' "$base.$placement.oracle" | tail -n 1 | sed 's/^count_oracle [^:]*: //')
+		case "$rc" in
+		0) report PASS "$name" "counts $placement" "$summary" ;;
+		1) report FAIL "$name" "counts $placement" "$summary (see $base.$placement.oracle)" ;;
+		*) report FAIL "$name" "counts $placement" "oracle error (exit $rc): $(tail -n 1 "$base.$placement.oracle")" ;;
+		esac
+	done
+done
+
+if [ "$FAILED" != 0 ]; then
+	echo "check-corpus-counts: FAILED"
+	exit 1
+fi
+echo "check-corpus-counts: all checks passed"
