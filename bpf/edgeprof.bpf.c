@@ -68,14 +68,30 @@ static __always_inline bool jump_taken(u64 cc, const struct pt_regs *regs)
 	}
 	/* x86 cc: an even code tests a condition, the next odd code its negation. */
 	switch (cc >> 1) {
-	case 0: t = of; break;
-	case 1: t = cf; break;
-	case 2: t = zf; break;
-	case 3: t = cf || zf; break;
-	case 4: t = sf; break;
-	case 5: t = pf; break;
-	case 6: t = sf != of; break;
-	default: t = zf || sf != of; break;
+	case 0:
+		t = of;
+		break;
+	case 1:
+		t = cf;
+		break;
+	case 2:
+		t = zf;
+		break;
+	case 3:
+		t = cf || zf;
+		break;
+	case 4:
+		t = sf;
+		break;
+	case 5:
+		t = pf;
+		break;
+	case 6:
+		t = sf != of;
+		break;
+	default:
+		t = zf || sf != of;
+		break;
 	}
 	return t ^ (cc & 1);
 }

@@ -33,16 +33,16 @@ static const struct calib_class_def {
 	unsigned probe_class;
 	const char *label;
 } class_defs[CALIB_NCLASSES] = {
-	[CALIB_NOP5] = { "nop5", "nopl 0x0(%rax,%rax,1)", PROBE_NOP5, ep_calib_nop5 },
-	[CALIB_JCC] = { "jcc", "jz rel8 (branch site)", PROBE_EMULATED, ep_calib_jcc },
-	[CALIB_PUSH] = { "push", "push %rbx", PROBE_EMULATED, ep_calib_push },
-	[CALIB_MOV] = { "mov", "mov %rdx,%rax", PROBE_STEPPED, ep_calib_mov },
+    [CALIB_NOP5] = {"nop5", "nopl 0x0(%rax,%rax,1)", PROBE_NOP5, ep_calib_nop5},
+    [CALIB_JCC] = {"jcc", "jz rel8 (branch site)", PROBE_EMULATED, ep_calib_jcc},
+    [CALIB_PUSH] = {"push", "push %rbx", PROBE_EMULATED, ep_calib_push},
+    [CALIB_MOV] = {"mov", "mov %rdx,%rax", PROBE_STEPPED, ep_calib_mov},
 };
 
 static const char *const probe_class_names[] = {
-	[PROBE_STEPPED] = "stepped",
-	[PROBE_EMULATED] = "emulated",
-	[PROBE_NOP5] = "nop5",
+    [PROBE_STEPPED] = "stepped",
+    [PROBE_EMULATED] = "emulated",
+    [PROBE_NOP5] = "nop5",
 };
 
 /* The file offset of ADDR in its mapping of this executable, from /proc/self/maps. */
@@ -87,9 +87,9 @@ static double median(double *v, size_t n)
  * P before its loop starts. Stores the loop's time in *NS. Returns 0 or -1 (reported). */
 static int run_target(struct probes *p, uint64_t n, double *ns)
 {
-	int go[2] = { -1, -1 }, out[2] = { -1, -1 }, status, ret = -1;
+	int go[2] = {-1, -1}, out[2] = {-1, -1}, status, ret = -1;
 	char nbuf[32], buf[64];
-	char *argv[] = { "edgeprof", "-q", "calibrate", "--target-loop", nbuf, NULL };
+	char *argv[] = {"edgeprof", "-q", "calibrate", "--target-loop", nbuf, NULL};
 	size_t len = 0;
 	ssize_t r;
 	pid_t pid;
@@ -157,16 +157,15 @@ close_fds:
 
 /* One probed run of class CLS: loads the BPF program, attaches one probe to the class's
  * instruction in EXE (file offset OFF), runs the target and checks the counts. */
-static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint64_t n,
-		      double *ns)
+static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint64_t n, double *ns)
 {
 	struct probe_site site = {
-		.kind = SITE_COUNT,
-		.probe_class = class_defs[cls].probe_class,
-		.counter = 0,
-		.counter2 = PLACEMENT_NO_COUNTER,
+	    .kind = SITE_COUNT,
+	    .probe_class = class_defs[cls].probe_class,
+	    .counter = 0,
+	    .counter2 = PLACEMENT_NO_COUNTER,
 	};
-	uint64_t cookie, counts[2] = { 0, 0 };
+	uint64_t cookie, counts[2] = {0, 0};
 	struct probes *p;
 	int err;
 
@@ -190,13 +189,14 @@ static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint6
 		return err;
 	if (cls == CALIB_JCC && (counts[0] != 0 || counts[1] != n)) {
 		pr_err("branch probe on %s counted %" PRIu64 " taken and %" PRIu64 " not taken, "
-		       "expected 0 and %" PRIu64 ": counts are not exact", class_defs[cls].insn,
-		       counts[0], counts[1], n);
+		       "expected 0 and %" PRIu64 ": counts are not exact",
+		       class_defs[cls].insn, counts[0], counts[1], n);
 		return -EPROTO;
 	}
 	if (cls != CALIB_JCC && counts[0] != n) {
 		pr_err("probe on %s counted %" PRIu64 " hits, expected %" PRIu64 ": counts are "
-		       "not exact", class_defs[cls].insn, counts[0], n);
+		       "not exact",
+		       class_defs[cls].insn, counts[0], n);
 		return -EPROTO;
 	}
 	return 0;
@@ -218,9 +218,9 @@ static void fill_identity(struct calibration *c)
 
 int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat)
 {
-	double *unprobed, *probed[CALIB_NCLASSES] = { NULL }, warmup;
+	double *unprobed, *probed[CALIB_NCLASSES] = {NULL}, warmup;
 	uint64_t offs[CALIB_NCLASSES];
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
 	struct probes *p;
 	char exe[PATH_MAX];
 	size_t nunprobed = 0;
@@ -235,8 +235,9 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 		return -EINVAL;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len < 0) {
+		err = -errno;
 		pr_err("cannot read '/proc/self/exe': %s", strerror(errno));
-		return -errno;
+		return err;
 	}
 	exe[len] = '\0';
 	for (int k = 0; k < CALIB_NCLASSES; k++) {
@@ -246,8 +247,7 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 			       class_defs[k].name, exe);
 			return err;
 		}
-		pr_debug("%s probe: '%s' file offset %#" PRIx64, class_defs[k].name, exe,
-			 offs[k]);
+		pr_debug("%s probe: '%s' file offset %#" PRIx64, class_defs[k].name, exe, offs[k]);
 	}
 
 	/* Fail early, with probes__open's message, when BPF is unavailable. */
@@ -260,7 +260,8 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	for (int k = 0; k < CALIB_NCLASSES; k++)
 		probed[k] = calloc(repeat, sizeof(double));
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (!unprobed || !probed[CALIB_NCLASSES - 1]) {
+	if (!unprobed || !probed[CALIB_NOP5] || !probed[CALIB_JCC] || !probed[CALIB_PUSH] ||
+	    !probed[CALIB_MOV]) {
 		pr_err("out of memory");
 		err = -ENOMEM;
 		goto out;
@@ -293,8 +294,8 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 		res->ns_per_hit = (res->probed_ns - c->unprobed_ns) / (double)iterations;
 		if (!(res->ns_per_hit > 0)) {
 			pr_err("the cost of a probe on %s is not measurable (%.1f ns per hit): too "
-			       "much noise; try more --iterations or --repeat", res->insn,
-			       res->ns_per_hit);
+			       "much noise; try more --iterations or --repeat",
+			       res->insn, res->ns_per_hit);
 			err = -ERANGE;
 			goto out;
 		}
@@ -302,7 +303,7 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	site_costs__defaults(&c->costs);
 	c->costs.ns[PROBE_NOP5] = c->classes[CALIB_NOP5].ns_per_hit;
 	c->costs.ns[PROBE_EMULATED] =
-		(c->classes[CALIB_JCC].ns_per_hit + c->classes[CALIB_PUSH].ns_per_hit) / 2;
+	    (c->classes[CALIB_JCC].ns_per_hit + c->classes[CALIB_PUSH].ns_per_hit) / 2;
 	c->costs.ns[PROBE_STEPPED] = c->classes[CALIB_MOV].ns_per_hit;
 	c->costs.measured = true;
 	err = 0;
@@ -491,7 +492,8 @@ int calibration__load(struct site_costs *c)
 	o = json_load_file(path, 0, &jerr);
 	if (!o) {
 		pr_warn("ignoring the calibration file '%s': %s (line %d); default probe costs "
-			"are used (run 'edgeprof calibrate')", path, jerr.text, jerr.line);
+			"are used (run 'edgeprof calibrate')",
+			path, jerr.text, jerr.line);
 		return -EINVAL;
 	}
 	site_costs__defaults(&m);
@@ -502,15 +504,16 @@ int calibration__load(struct site_costs *c)
 	    json_integer_value(json_object_get(o, "version")) != CALIBRATION_VERSION || !ok) {
 		pr_warn("ignoring the calibration file '%s': not a version %d calibration with "
 			"positive site_costs; default probe costs are used (run 'edgeprof "
-			"calibrate')", path, CALIBRATION_VERSION);
+			"calibrate')",
+			path, CALIBRATION_VERSION);
 		json_decref(o);
 		return -EINVAL;
 	}
 	kernel = json_string_value(json_object_get(o, "kernel"));
 	if (uname(&u) == 0 && (!kernel || strcmp(kernel, u.release))) {
 		pr_warn("ignoring the calibration file '%s': made on kernel %s, this is %s; "
-			"default probe costs are used (run 'edgeprof calibrate')", path,
-			kernel ? kernel : "(unknown)", u.release);
+			"default probe costs are used (run 'edgeprof calibrate')",
+			path, kernel ? kernel : "(unknown)", u.release);
 		json_decref(o);
 		return -EINVAL;
 	}

@@ -22,9 +22,9 @@
 /* The instructions measured, one probe each. */
 enum calib_class {
 	CALIB_NOP5 = 0, /* nopl 0x0(%rax,%rax,1): PROBE_NOP5 */
-	CALIB_JCC,      /* jz rel8, as a branch site: PROBE_EMULATED */
-	CALIB_PUSH,     /* push %rbx: PROBE_EMULATED */
-	CALIB_MOV,      /* mov %rdx,%rax: PROBE_STEPPED */
+	CALIB_JCC,	/* jz rel8, as a branch site: PROBE_EMULATED */
+	CALIB_PUSH,	/* push %rbx: PROBE_EMULATED */
+	CALIB_MOV,	/* mov %rdx,%rax: PROBE_STEPPED */
 	CALIB_NCLASSES,
 };
 
@@ -34,8 +34,8 @@ struct calib_result {
 	unsigned probe_class; /* enum insn_probe_class */
 	double ns_per_hit;    /* (median probed - median unprobed) / hits */
 	double probed_ns;     /* median loop time with the probe */
-	uint64_t hits;        /* counted hits per probed run (== iterations) */
-	unsigned runs;        /* probed runs */
+	uint64_t hits;	      /* counted hits per probed run (== iterations) */
+	unsigned runs;	      /* probed runs */
 };
 
 struct calibration {

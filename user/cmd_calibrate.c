@@ -24,29 +24,30 @@ struct calibrate_opts {
 
 static void calibrate_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: edgeprof calibrate [--iterations N] [--repeat K] [--json]\n"
-		"\n"
-		"Measures the cost of one uprobe hit on this machine for each probe class: a\n"
-		"5-byte nop (optimised uprobe), a conditional jump and a push (emulated by the\n"
-		"kernel), and a mov (single-stepped). A built-in loop runs N times in a child\n"
-		"process, K times with one probe and K times without; the cost is the difference\n"
-		"of the median times divided by N, and every probed run must count exactly N hits.\n"
-		"The result is saved to $XDG_CACHE_HOME/edgeprof/site-costs.json (default\n"
-		"~/.cache/edgeprof/), where probe placement reads it.\n"
-		"\n"
-		"Options:\n"
-		"  --iterations N  loop iterations per run (default %d)\n"
-		"  --repeat K      runs per class, with and without the probe (default %d)\n"
-		"  --json          print the result as JSON (the saved format, plus \"file\")\n"
-		"  -v, --verbose   more diagnostics on stderr\n"
-		"  -q, --quiet     errors only on stderr\n"
-		"  -h, --help      show this help\n"
-		"\n"
-		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN). Exit status: 0 success,\n"
-		"1 failure (BPF unavailable, inexact counts, unmeasurable costs), 2 bad command\n"
-		"line.\n",
-		CALIBRATION_DEFAULT_ITERATIONS, CALIBRATION_DEFAULT_REPEAT);
+	fprintf(
+	    out,
+	    "usage: edgeprof calibrate [--iterations N] [--repeat K] [--json]\n"
+	    "\n"
+	    "Measures the cost of one uprobe hit on this machine for each probe class: a\n"
+	    "5-byte nop (optimised uprobe), a conditional jump and a push (emulated by the\n"
+	    "kernel), and a mov (single-stepped). A built-in loop runs N times in a child\n"
+	    "process, K times with one probe and K times without; the cost is the difference\n"
+	    "of the median times divided by N, and every probed run must count exactly N hits.\n"
+	    "The result is saved to $XDG_CACHE_HOME/edgeprof/site-costs.json (default\n"
+	    "~/.cache/edgeprof/), where probe placement reads it.\n"
+	    "\n"
+	    "Options:\n"
+	    "  --iterations N  loop iterations per run (default %d)\n"
+	    "  --repeat K      runs per class, with and without the probe (default %d)\n"
+	    "  --json          print the result as JSON (the saved format, plus \"file\")\n"
+	    "  -v, --verbose   more diagnostics on stderr\n"
+	    "  -q, --quiet     errors only on stderr\n"
+	    "  -h, --help      show this help\n"
+	    "\n"
+	    "Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN). Exit status: 0 success,\n"
+	    "1 failure (BPF unavailable, inexact counts, unmeasurable costs), 2 bad command\n"
+	    "line.\n",
+	    CALIBRATION_DEFAULT_ITERATIONS, CALIBRATION_DEFAULT_REPEAT);
 }
 
 /* Parses a decimal number in [1, MAX] into *V. */
@@ -75,8 +76,10 @@ static int parse_args(int argc, char **argv, struct calibrate_opts *o)
 			return EXIT_OK;
 		} else if (!strcmp(a, "--iterations") || !strcmp(a, "--target-loop")) {
 			if (i + 1 >= argc || !parse_count(argv[i + 1], 1000000000, &v))
-				return usage_error("calibrate", "%s needs a number from 1 to "
-						   "1000000000", a);
+				return usage_error("calibrate",
+						   "%s needs a number from 1 to "
+						   "1000000000",
+						   a);
 			o->iterations = v;
 			o->target = !strcmp(a, "--target-loop");
 			i++;
@@ -110,7 +113,7 @@ static void print_table(const struct calibration *c, const char *path)
 	       "ns per hit", "hits", "runs");
 	for (int k = 0; k < CALIB_NCLASSES; k++) {
 		const struct calib_result *r = &c->classes[k];
-		static const char *const kinds[] = { "stepped", "emulated", "nop5" };
+		static const char *const kinds[] = {"stepped", "emulated", "nop5"};
 
 		printf("%-6s %-24s %-9s %12.1f %10" PRIu64 " %5u\n", r->name, r->insn,
 		       kinds[r->probe_class], r->ns_per_hit, r->hits, r->runs);
@@ -126,8 +129,8 @@ static void print_table(const struct calibration *c, const char *path)
 int cmd_calibrate(int argc, char **argv)
 {
 	struct calibrate_opts o = {
-		.iterations = CALIBRATION_DEFAULT_ITERATIONS,
-		.repeat = CALIBRATION_DEFAULT_REPEAT,
+	    .iterations = CALIBRATION_DEFAULT_ITERATIONS,
+	    .repeat = CALIBRATION_DEFAULT_REPEAT,
 	};
 	struct calibration c;
 	char path[PATH_MAX];

@@ -110,6 +110,34 @@ out:
 	return err;
 }
 
+/* An instruction of the entry function's first block that is not a probe site, where the
+ * tracer may stop once (see tracer_hooks.early_stop); 0 when there is none. */
+static uint64_t early_stop_site(const struct cfg_program *prog, const struct placement *pl)
+{
+	const struct cfg_func *f = cfg_program__func_at(prog, prog->img->entry);
+	const struct cfg_block *b;
+
+	if (!f || !f->nblocks)
+		return 0;
+	b = &f->blocks[f->entry_block];
+	for (uint32_t k = 0; k < b->ninsns; k++) {
+		uint64_t a = f->insns[b->first_insn + k].addr;
+		size_t lo = 0, hi = pl->nsites;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pl->sites[mid].addr < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == pl->nsites || pl->sites[lo].addr != a)
+			return a;
+	}
+	return 0;
+}
+
 /* Maps the unwound frames to virtual edges (one list for the whole program). */
 static int frames_to_virtual(const struct cfg_program *prog, const struct tracer_result *tr,
 			     struct virtual_edge **vout, size_t *nout, size_t *unmapped)
@@ -237,7 +265,10 @@ int cmd_run(int argc, char **argv)
 		prog.nfuncs, pl.nchord_funcs, pl.nnaive_funcs, pl.nexcluded_funcs, pl.nsites,
 		pl.ncounters);
 	err = tracer__run(binary, &argv[optind], img.build_id,
-			  &(struct tracer_hooks){ .started = attach_probes, .ctx = &ctx }, &tr);
+			  &(struct tracer_hooks){ .started = attach_probes, .ctx = &ctx,
+						  .early_stop = early_stop_site(&prog, &pl),
+						  .load_vaddr = img.segs[0].vaddr - img.segs[0].offset },
+			  &tr);
 	if (err)
 		goto out;
 	counters = calloc(pl.ncounters + 1, sizeof(*counters));

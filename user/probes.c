@@ -65,7 +65,8 @@ static int report_load_error(int err)
 {
 	if (err == -EPERM || err == -EACCES)
 		pr_err("cannot load the BPF program: %s (profiling needs root, or CAP_BPF, "
-		       "CAP_PERFMON and CAP_SYS_ADMIN)", strerror(-err));
+		       "CAP_PERFMON and CAP_SYS_ADMIN)",
+		       strerror(-err));
 	else
 		pr_err("cannot load the BPF program: %s (kernel %s; edgeprof needs Linux >= 6.6 "
 		       "with BPF uprobe-multi links and BTF; -v shows libbpf's details)",
@@ -88,7 +89,8 @@ int probes__open(struct probes **pp, uint32_t ncounters)
 	if (access(KERNEL_BTF, R_OK)) {
 		err = -errno;
 		pr_err("cannot load the BPF program: kernel BTF '%s' unavailable: %s (needs a "
-		       "kernel built with CONFIG_DEBUG_INFO_BTF)", KERNEL_BTF, strerror(errno));
+		       "kernel built with CONFIG_DEBUG_INFO_BTF)",
+		       KERNEL_BTF, strerror(errno));
 		return err;
 	}
 	p = calloc(1, sizeof(*p));
@@ -184,8 +186,7 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 		size_t cnt = n - done < PROBES_MAX_PER_LINK ? n - done : PROBES_MAX_PER_LINK;
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, opts,
 			    .offsets = (const unsigned long *)(file_offsets + done),
-			    .cookies = (const __u64 *)(cookies + done),
-			    .cnt = cnt);
+			    .cookies = (const __u64 *)(cookies + done), .cnt = cnt);
 		struct bpf_link *l;
 
 		/* pid -1: every process mapping the binary; the pids map filters. */
@@ -196,9 +197,9 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 			pr_err("cannot attach %zu probes to '%s': %s%s", cnt, binary_path,
 			       strerror(-err),
 			       err == -EINVAL || err == -EOPNOTSUPP
-				       ? " (an offset that is not an instruction start, or a "
-					 "kernel without uprobe-multi links: Linux >= 6.6)"
-				       : "");
+				   ? " (an offset that is not an instruction start, or a "
+				     "kernel without uprobe-multi links: Linux >= 6.6)"
+				   : "");
 			goto fail;
 		}
 		err = add_link(p, l);
@@ -223,8 +224,8 @@ int probes__add_pid(struct probes *p, int pid)
 	uint8_t one = 1;
 	int err;
 
-	err = bpf_map__update_elem(p->skel->maps.pids, &key, sizeof(key), &one, sizeof(one),
-				   BPF_ANY);
+	err =
+	    bpf_map__update_elem(p->skel->maps.pids, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
 	if (err)
 		pr_err("cannot count process %d: %s", pid, strerror(-err));
 	return err;

@@ -44,15 +44,27 @@ struct task {
 	size_t bp_first, bp_count; /* those events */
 };
 
-/* A traced process (address space) and its breakpoint at pthread_exit, which unwinds the
- * thread's frames (forced unwinding) before the thread exits: the frames are recorded at
- * the breakpoint, where they are still on the stack. */
-struct proc {
-	int tgid;
-	bool tried;	 /* the breakpoint was looked for */
-	uint64_t bp;	 /* its runtime address, 0 when none */
+/* A breakpoint the tracer keeps in a C library function for good: pthread_exit (which
+ * unwinds the thread's frames before the thread exits: they are recorded at the breakpoint,
+ * while still on the stack) and the longjmp family (which skips frames: they are recorded
+ * before, and the frame it lands in after). */
+enum bp_kind { BP_PTHREAD_EXIT = 0, BP_LONGJMP = 1 };
+
+struct bp {
+	uint64_t addr;	 /* runtime address */
 	uint8_t len;	 /* length of the displaced instruction, emulated at a hit */
 	int8_t push_reg; /* -1: the instruction is endbr64; else push of this register */
+	uint8_t kind;	 /* enum bp_kind */
+};
+
+#define MAX_BPS 6
+
+/* A traced process (address space) and its breakpoints. */
+struct proc {
+	int tgid;
+	bool tried; /* the breakpoints were looked for */
+	struct bp bps[MAX_BPS];
+	int nbps;
 };
 
 struct tracer {
@@ -66,6 +78,9 @@ struct tracer {
 	struct tracer_result *res;
 	size_t cap_events;
 	bool oom; /* an allocation failed: events were lost (reported once) */
+	uint64_t early;      /* runtime address of the one-shot early stop, 0 when none */
+	long early_word;     /* the word it replaced */
+	int early_pid;
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -378,10 +393,21 @@ fail:
 
 /* --- the pthread_exit breakpoint ---------------------------------------------------------- */
 
-struct symbol_search {
+#define NSEARCH 5
+
+/* Functions to break on, looked up in one pass over the process's objects (libc's first). */
+static const struct {
 	const char *name;
-	GElf_Addr addr;
-	bool in_libc;
+	uint8_t kind;
+} bp_functions[NSEARCH] = {
+	{ "pthread_exit", BP_PTHREAD_EXIT }, { "longjmp", BP_LONGJMP },
+	{ "_longjmp", BP_LONGJMP },	      { "siglongjmp", BP_LONGJMP },
+	{ "__longjmp_chk", BP_LONGJMP },
+};
+
+struct symbol_search {
+	GElf_Addr addr[NSEARCH];
+	bool in_libc[NSEARCH];
 };
 
 static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused)),
@@ -391,51 +417,91 @@ static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused
 	bool libc = strstr(modname, "/libc.so") || strstr(modname, "/libc-");
 	int n = dwfl_module_getsymtab(mod);
 
-	if (ss->addr && ss->in_libc)
-		return DWARF_CB_ABORT;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-		    addr && strcmp(name, ss->name) == 0) {
-			if (!ss->addr || libc) {
-				ss->addr = addr;
-				ss->in_libc = libc;
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !addr)
+			continue;
+		for (int k = 0; k < NSEARCH; k++)
+			if (strcmp(name, bp_functions[k].name) == 0 &&
+			    (!ss->addr[k] || (libc && !ss->in_libc[k]))) {
+				ss->addr[k] = addr;
+				ss->in_libc[k] = libc;
 			}
-			break;
-		}
 	}
 	return DWARF_CB_OK;
 }
 
-/* Looks up NAME in the objects mapped by process TGID (libc's first); 0 when not found. */
-static GElf_Addr find_function(int tgid, const char *name)
+/* Looks up the bp_functions in the objects mapped by process TGID (libc's first). */
+static void find_functions(int tgid, struct symbol_search *ss)
 {
 	static const Dwfl_Callbacks callbacks = {
 	    .find_elf = dwfl_linux_proc_find_elf,
 	    .find_debuginfo = dwfl_standard_find_debuginfo,
 	};
-	struct symbol_search ss = {.name = name};
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 
+	memset(ss, 0, sizeof(*ss));
 	if (!dwfl)
-		return 0;
+		return;
 	if (dwfl_linux_proc_report(dwfl, tgid) == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0)
-		dwfl_getmodules(dwfl, search_module, &ss, 0);
+		dwfl_getmodules(dwfl, search_module, ss, 0);
 	dwfl_end(dwfl);
-	return ss.addr;
 }
 
-/* Places an int3 at the entry of pthread_exit in the process of the stopped thread TID, once
- * per process, when its first instruction is one the tracer can emulate (endbr64, push):
- * the breakpoint then never has to be lifted, so threads cannot slip past it. */
+/* Places an int3 at ADDR for KIND when its first instruction is one the tracer can emulate
+ * (endbr64, push): the breakpoint then never has to be lifted, so threads cannot slip past. */
+static void bp_place(struct proc *p, int tid, uint64_t addr, uint8_t kind)
+{
+	struct bp *b;
+	const uint8_t *c;
+	long word;
+
+	for (int i = 0; i < p->nbps; i++)
+		if (p->bps[i].addr == addr)
+			return; /* an alias of a function already broken on */
+	if (p->nbps == MAX_BPS)
+		return;
+	b = &p->bps[p->nbps];
+	*b = (struct bp){ .addr = addr, .kind = kind };
+	errno = 0;
+	word = ptrace(PTRACE_PEEKDATA, tid, (void *)addr, NULL);
+	if (errno)
+		goto fail;
+	c = (const uint8_t *)&word;
+	if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa) {
+		b->len = 4;
+		b->push_reg = -1;
+	} else if (c[0] >= 0x50 && c[0] <= 0x57 && c[0] != 0x54) {
+		b->len = 1;
+		b->push_reg = c[0] - 0x50;
+	} else if (c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57) {
+		b->len = 2;
+		b->push_reg = 8 + c[1] - 0x50;
+	} else {
+		pr_debug("process %d: %#" PRIx64 " starts with %02x %02x: no breakpoint", p->tgid,
+			 addr, c[0], c[1]);
+		return;
+	}
+	word = (word & ~0xffL) | 0xcc;
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)addr, (void *)word))
+		goto fail;
+	p->nbps++;
+	pr_debug("process %d: breakpoint at %#" PRIx64, p->tgid, addr);
+	return;
+fail:
+	pr_debug("process %d: cannot place a breakpoint at %#" PRIx64 ": %s", p->tgid, addr,
+		 strerror(errno));
+}
+
+/* Sets the breakpoints of the process of the stopped thread TID, once per process. */
 static void breakpoint_install(struct tracer *t, int tid, int tgid)
 {
 	struct proc *p = proc_get(t, tgid, NULL);
-	const uint8_t *b;
-	long word;
+	struct symbol_search ss;
 
 	if (!p) {
 		note_oom(t);
@@ -444,40 +510,10 @@ static void breakpoint_install(struct tracer *t, int tid, int tgid)
 	if (p->tried)
 		return;
 	p->tried = true;
-	p->bp = find_function(tgid, "pthread_exit");
-	if (!p->bp) {
-		pr_debug("process %d: no pthread_exit found", tgid);
-		return;
-	}
-	errno = 0;
-	word = ptrace(PTRACE_PEEKDATA, tid, (void *)p->bp, NULL);
-	if (errno)
-		goto fail;
-	b = (const uint8_t *)&word;
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) {
-		p->len = 4;
-		p->push_reg = -1;
-	} else if (b[0] >= 0x50 && b[0] <= 0x57 && b[0] != 0x54) {
-		p->len = 1;
-		p->push_reg = b[0] - 0x50;
-	} else if (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) {
-		p->len = 2;
-		p->push_reg = 8 + b[1] - 0x50;
-	} else {
-		pr_debug("process %d: pthread_exit starts with %02x %02x: no breakpoint", tgid,
-			 b[0], b[1]);
-		p->bp = 0;
-		return;
-	}
-	word = (word & ~0xffL) | 0xcc;
-	if (ptrace(PTRACE_POKEDATA, tid, (void *)p->bp, (void *)word))
-		goto fail;
-	pr_debug("process %d: breakpoint at pthread_exit %#" PRIx64, tgid, p->bp);
-	return;
-fail:
-	pr_debug("process %d: cannot place a breakpoint at %#" PRIx64 ": %s", tgid, p->bp,
-		 strerror(errno));
-	p->bp = 0;
+	find_functions(tgid, &ss);
+	for (int k = 0; k < NSEARCH; k++)
+		if (ss.addr[k])
+			bp_place(p, tid, ss.addr[k], bp_functions[k].kind);
 }
 
 static unsigned long long *reg_slot(struct user_regs_struct *regs, int reg)
@@ -516,33 +552,251 @@ static unsigned long long *reg_slot(struct user_regs_struct *regs, int reg)
 	}
 }
 
-/* At a SIGTRAP stop of TID: when it is at the pthread_exit breakpoint, records the thread's
- * frames as left without returning, emulates the displaced instruction and returns true
- * (the SIGTRAP is then not delivered). */
-static bool breakpoint_hit(struct tracer *t, int tid, int tgid)
+/* Executes the instruction a breakpoint displaced (endbr64: nothing; push: the push) and
+ * moves past it. REGS has rip at the breakpoint's address. */
+static void bp_emulate(int tid, const struct bp *b, struct user_regs_struct *regs)
+{
+	regs->rip = b->addr + b->len;
+	if (b->push_reg >= 0) {
+		regs->rsp -= 8;
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)regs->rsp,
+			   (void *)*reg_slot(regs, b->push_reg)))
+			pr_warn("thread %d: cannot emulate an instruction at a breakpoint: %s", tid,
+				strerror(errno));
+	}
+	if (ptrace(PTRACE_SETREGS, tid, NULL, regs))
+		pr_warn("thread %d: cannot step over a breakpoint: %s", tid, strerror(errno));
+}
+
+/* One frame of a stack, as longjmp handling compares them. */
+struct frame_rec {
+	uint64_t pc, rsp, vaddr;
+	bool in_binary, activation;
+};
+
+struct collect {
+	struct unwind u;
+	struct frame_rec *v;
+	size_t n, cap;
+	uint64_t bin_lo, bin_hi; /* runtime range of the profiled binary's module */
+};
+
+static int collect_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct collect *c = arg;
+	Dwarf_Addr pc;
+	Dwarf_Word rsp = 0;
+	bool activation;
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	struct frame_rec *r;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct frame_rec *v;
+
+		if (cap > TRACER_MAX_FRAMES || !(v = realloc(c->v, cap * sizeof(*v))))
+			return DWARF_CB_ABORT;
+		c->v = v;
+		c->cap = cap;
+	}
+	if (!activation && pc == 0)
+		return DWARF_CB_OK;
+	dwfl_frame_reg(frame, 7, &rsp); /* DWARF register 7 is rsp */
+	r = &c->v[c->n++];
+	*r = (struct frame_rec){ .pc = pc, .rsp = rsp, .activation = activation };
+	mod = dwfl_addrmodule(c->u.dwfl, activation ? pc : pc - 1);
+	if (mod && module_is_profiled(&c->u, mod, &bias)) {
+		Dwarf_Addr lo, hi;
+
+		r->in_binary = true;
+		r->vaddr = pc - bias;
+		if (dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL)) {
+			c->bin_lo = lo;
+			c->bin_hi = hi;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+/* The frames of the stopped thread TID, innermost first; false when unwinding failed. */
+static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *c)
+{
+	static const Dwfl_Callbacks callbacks = {
+	    .find_elf = dwfl_linux_proc_find_elf,
+	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	bool ok = false;
+
+	c->u = (struct unwind){ .t = t, .tid = tid };
+	c->n = 0;
+	c->u.dwfl = dwfl_begin(&callbacks);
+	if (c->u.dwfl && dwfl_linux_proc_report(c->u.dwfl, tid) == 0 &&
+	    dwfl_report_end(c->u.dwfl, NULL, NULL) == 0 &&
+	    dwfl_linux_proc_attach(c->u.dwfl, tgid, true) == 0) {
+		dwfl_getthread_frames(c->u.dwfl, tid, collect_frame, c);
+		ok = c->n > 0;
+	}
+	if (c->u.dwfl)
+		dwfl_end(c->u.dwfl);
+	return ok;
+}
+
+static void add_frame_event(struct tracer *t, uint64_t vaddr, uint8_t kind, int tid)
+{
+	struct frame_event ev = { .vaddr = vaddr, .kind = kind, .activation = 0, .tid = tid };
+
+	add_event(t, &ev);
+}
+
+/*
+ * A longjmp is about to run in TID (stopped at breakpoint B, REGS at its address): record the
+ * stack, step the thread until it is back in the profiled binary (or gone), record the stack
+ * again. Frames of the binary that are now gone (deeper than where it landed) were left
+ * without returning; the frame it landed in was waiting on some call and now resumes after
+ * its call to setjmp: left there, entered here (inside the setjmp call's block).
+ */
+static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
+			struct user_regs_struct *regs)
+{
+	struct collect before = { 0 }, after = { 0 };
+	uint64_t land_rsp;
+	int st, steps;
+	bool landed = false;
+
+	if (!collect_frames(t, tid, tgid, &before)) {
+		t->res->unwind_failures++;
+		bp_emulate(tid, b, regs);
+		goto out;
+	}
+	bp_emulate(tid, b, regs);
+	for (steps = 0; steps < 200000; steps++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
+			break;
+		while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
+			;
+		if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP ||
+		    ptrace(PTRACE_GETREGS, tid, NULL, regs))
+			break; /* gone, or a signal: give up (the frames stay unaccounted for) */
+		if (regs->rip >= before.bin_lo && regs->rip < before.bin_hi) {
+			landed = true;
+			break;
+		}
+	}
+	if (!landed || !collect_frames(t, tid, tgid, &after) || !after.v[0].in_binary) {
+		pr_debug("thread %d: lost track of a longjmp after %d steps", tid, steps);
+		t->res->unwind_failures++;
+		goto out;
+	}
+	land_rsp = after.v[0].rsp;
+	for (size_t i = 0; i < before.n; i++) {
+		const struct frame_rec *f = &before.v[i];
+
+		if (!f->in_binary || f->activation)
+			continue;
+		if (f->rsp < land_rsp) {
+			add_frame_event(t, f->vaddr, FRAME_EXIT, tid); /* skipped */
+		} else {
+			/* The frame it lands in: it leaves its call and resumes after setjmp's. */
+			add_frame_event(t, f->vaddr, FRAME_EXIT, tid);
+			add_frame_event(t, after.v[0].vaddr, FRAME_ENTRY, tid);
+			break;
+		}
+	}
+	t->res->nlongjmps++;
+out:
+	free(before.v);
+	free(after.v);
+}
+
+/* At a SIGTRAP stop of TID: when it is at one of the tracer's breakpoints, records what that
+ * breakpoint is for, emulates the displaced instruction and returns 1 + its kind (the SIGTRAP
+ * is then not delivered); 0 when it is not at one. */
+static int breakpoint_hit(struct tracer *t, int tid, int tgid)
 {
 	struct proc *p = proc_find(t, tgid);
 	struct user_regs_struct regs;
+	const struct bp *b = NULL;
 
-	if (!p || !p->bp || ptrace(PTRACE_GETREGS, tid, NULL, &regs) || regs.rip != p->bp + 1)
-		return false;
+	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return 0;
+	for (int i = 0; i < p->nbps; i++)
+		if (regs.rip == p->bps[i].addr + 1)
+			b = &p->bps[i];
+	if (!b)
+		return 0;
 	/* Unwind from the function's entry, where its CFI describes the frame. */
-	regs.rip = p->bp;
+	regs.rip = b->addr;
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs))
-		return false;
-	unwind_task(t, tid, tgid, FRAME_EXIT);
-	regs.rip += p->len;
-	if (p->push_reg >= 0) {
-		regs.rsp -= 8;
-		if (ptrace(PTRACE_POKEDATA, tid, (void *)regs.rsp,
-			   (void *)*reg_slot(&regs, p->push_reg)))
-			pr_warn("thread %d: cannot emulate pthread_exit's first instruction: %s",
-				tid, strerror(errno));
+		return 0;
+	if (b->kind == BP_LONGJMP) {
+		struct bp copy = *b; /* the table may move while the thread is stepped */
+
+		longjmp_hit(t, tid, tgid, &copy, &regs);
+		return 1 + BP_LONGJMP;
 	}
+	unwind_task(t, tid, tgid, FRAME_EXIT);
+	bp_emulate(tid, b, &regs);
+	return 1 + BP_PTHREAD_EXIT;
+}
+
+/* The one-shot early stop (see tracer_hooks.early_stop): puts the original word back,
+ * rewinds the thread and sets the process's breakpoints, the C library being loaded now. */
+static bool early_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+
+	if (!t->early || tgid != t->early_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
+	    regs.rip != t->early + 1)
+		return false;
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)t->early, (void *)t->early_word))
+		pr_warn("thread %d: cannot remove the start breakpoint: %s", tid, strerror(errno));
+	regs.rip = t->early;
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs))
-		pr_warn("thread %d: cannot step over the pthread_exit breakpoint: %s", tid,
+		pr_warn("thread %d: cannot rewind after the start breakpoint: %s", tid,
 			strerror(errno));
+	t->early = 0;
+	breakpoint_install(t, tid, tgid);
 	return true;
+}
+
+/* Places the one-shot early stop in the freshly exec'd PID (see tracer_hooks). */
+static void early_place(struct tracer *t, int pid, const char *path, uint64_t vaddr,
+			uint64_t load_vaddr)
+{
+	char maps[64], line[4096], *exe = realpath(path, NULL);
+	FILE *f;
+	uint64_t base = 0;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = exe ? fopen(maps, "r") : NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, off;
+		char name[4096];
+
+		if (sscanf(line, "%llx-%*[0-9a-f] %*s %llx %*s %*s %4095s", &lo, &off, name) == 3 &&
+		    off == 0 && strcmp(name, exe) == 0) {
+			base = lo;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	free(exe);
+	if (!base)
+		return;
+	t->early = vaddr + base - (load_vaddr & ~0xfffULL);
+	errno = 0;
+	t->early_word = ptrace(PTRACE_PEEKDATA, pid, (void *)t->early, NULL);
+	if (errno || ptrace(PTRACE_POKEDATA, pid, (void *)t->early,
+			    (void *)((t->early_word & ~0xffL) | 0xcc))) {
+		pr_debug("cannot place the start breakpoint: %s", strerror(errno));
+		t->early = 0;
+		return;
+	}
+	t->early_pid = pid;
 }
 
 /* --- signals ------------------------------------------------------------------------------ */
@@ -792,7 +1046,7 @@ static void event_loop(struct tracer *t)
 
 	for (;;) {
 		struct task *task;
-		int st, tid, sig, inject = 0;
+		int st, tid, sig, inject = 0, hit;
 		bool first;
 
 		forward_pending(t);
@@ -837,7 +1091,11 @@ static void event_loop(struct tracer *t)
 			size_t before = res->nevents;
 			siginfo_t si;
 
-			if (sig == SIGTRAP && breakpoint_hit(t, tid, task->tgid)) {
+			if (sig == SIGTRAP && early_hit(t, tid, task->tgid))
+				goto resume;
+			if (sig == SIGTRAP && (hit = breakpoint_hit(t, tid, task->tgid))) {
+				if (hit != 1 + BP_PTHREAD_EXIT)
+					goto resume;
 				task->at_pthread_exit = true;
 				task->bp_first = before;
 				task->bp_count = res->nevents - before;
@@ -887,6 +1145,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	t.tasks[0].tgid = pid;
 	t.tasks[0].seen = true;
 	res->nprocesses = 1;
+	if (hooks && hooks->early_stop)
+		early_place(&t, pid, path, hooks->early_stop, hooks->load_vaddr);
 	if (hooks && hooks->started) {
 		rc = hooks->started(hooks->ctx, pid);
 		if (rc) {

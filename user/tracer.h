@@ -37,6 +37,13 @@ struct tracer_hooks {
 	 * else -ECANCELED (the hook reports its own error). May be NULL. */
 	int (*started)(void *ctx, int pid);
 	void *ctx;
+	/* An instruction of the profiled binary early in its start code (ELF virtual address,
+	 * not a probe site; 0 for none) and the vaddr the binary's first loadable segment maps
+	 * file offset 0 at: the tracer stops there once, when the C library is loaded, to set
+	 * its breakpoints on pthread_exit and the longjmp family. Without it, frames skipped by
+	 * longjmp are not accounted for. */
+	uint64_t early_stop;
+	uint64_t load_vaddr;
 };
 
 struct tracer_result {
@@ -48,6 +55,7 @@ struct tracer_result {
 	unsigned unwind_failures; /* stacks that could not be unwound (fully) */
 	unsigned nexecs;	  /* execs after the first: the exec'ing process's frames
 				   * of the profiled binary were left without events */
+	unsigned nlongjmps;	  /* longjmps whose skipped frames were recorded */
 	double seconds;		  /* wall time from the first instruction to the end */
 };
 
