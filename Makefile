@@ -10,6 +10,7 @@
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
+LLVM_STRIP ?= llvm-strip
 BUILD    := build
 CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes
@@ -66,6 +67,7 @@ $(BUILD)/bpf/vmlinux.h:
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/bpf/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -I. -c $< -o $@
+	$(LLVM_STRIP) -g $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@

@@ -229,6 +229,12 @@ long decoder__index(struct decoder *d, uint64_t addr)
 	di->size = (uint8_t)in->size;
 	classify(di, in);
 	di->probe_class = probe_class(in->bytes, in->size);
+	/* The branch site reads rcx: jecxz/jcxz and address-size-prefixed loops test ecx/cx,
+	 * so they are never probed (their edges are measured elsewhere). */
+	if (di->flow == INSN_JCC && di->cc >= 0x10 &&
+	    (in->id == X86_INS_JECXZ || in->id == X86_INS_JCXZ ||
+	     in->detail->x86.prefix[3] == 0x67))
+		di->probe_class = PROBE_NEVER;
 	*slot = (uint32_t)++d->n;
 	d->ndecoded++;
 	return (long)d->n - 1;
