@@ -32,6 +32,18 @@ struct {
 	__type(value, u8);
 } pids SEC(".maps");
 
+/* Targets taken by indirect jumps, per site (run-time addresses). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_MAX_INDIRECT_TARGETS);
+	__type(key, struct ep_indirect_key);
+	__type(value, u64);
+} indirect SEC(".maps");
+
+/* Indirect-jump hits that could not be recorded (map full): the profile is not exact when
+ * this is non-zero. */
+__u64 lost_indirect = 0;
+
 /* Children of counted processes that could not be added to `pids` (map full): their hits
  * were lost, so the profile is not exact when this is non-zero. */
 __u64 lost_forks = 0;
@@ -96,6 +108,61 @@ static __always_inline bool jump_taken(u64 cc, const struct pt_regs *regs)
 	return t ^ (cc & 1);
 }
 
+/* The general registers of the saved user state by x86 number (0 rax .. 15 r15). The
+ * context may only be read at constant offsets, so all of them are copied. */
+static __always_inline void user_regs(const struct pt_regs *r, u64 *v)
+{
+	v[0] = r->ax;
+	v[1] = r->cx;
+	v[2] = r->dx;
+	v[3] = r->bx;
+	v[4] = r->sp;
+	v[5] = r->bp;
+	v[6] = r->si;
+	v[7] = r->di;
+	v[8] = r->r8;
+	v[9] = r->r9;
+	v[10] = r->r10;
+	v[11] = r->r11;
+	v[12] = r->r12;
+	v[13] = r->r13;
+	v[14] = r->r14;
+	v[15] = r->r15;
+}
+
+/* An indirect jump about to execute: where does it go? Count that (site, target). */
+static __always_inline void count_indirect(u64 cookie, const struct pt_regs *ctx)
+{
+	u64 base = (cookie >> 56) & 31, index = (cookie >> 51) & 31, scale = (cookie >> 49) & 3;
+	s32 disp = (s32)(u32)cookie;
+	struct ep_indirect_key key = { .site = (u32)(cookie >> 32) & (EP_MAX_INDIRECT_SITES - 1) };
+	u64 target, zero = 0, *v, regs[16];
+
+	user_regs(ctx, regs);
+	if (cookie & (1ULL << 61)) {
+		u64 addr = (u64)(s64)disp;
+
+		if (base != EP_REG_NONE)
+			addr += regs[base & 15];
+		if (index != EP_REG_NONE)
+			addr += regs[index & 15] << scale;
+		if (bpf_probe_read_user(&target, sizeof(target), (void *)addr))
+			target = 0;
+	} else {
+		target = regs[base & 15];
+	}
+	key.target = target;
+	v = bpf_map_lookup_elem(&indirect, &key);
+	if (!v) {
+		bpf_map_update_elem(&indirect, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&indirect, &key);
+	}
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		__sync_fetch_and_add(&lost_indirect, 1);
+}
+
 SEC("uprobe.multi")
 int ep_hit(struct pt_regs *ctx)
 {
@@ -107,6 +174,8 @@ int ep_hit(struct pt_regs *ctx)
 	cookie = bpf_get_attach_cookie(ctx);
 	if ((cookie >> EP_KIND_SHIFT) == EP_SITE_COUNT) {
 		count(cookie & EP_IDX_MASK);
+	} else if ((cookie >> EP_KIND_SHIFT) == EP_SITE_INDIRECT) {
+		count_indirect(cookie, ctx);
 	} else if (jump_taken((cookie >> EP_CC_SHIFT) & EP_CC_MASK, ctx)) {
 		count(cookie & EP_IDX_MASK);
 	} else {

@@ -8,6 +8,14 @@
  *                               0x10 jrcxz, 0x11 loop, 0x12 loope, 0x13 loopne)
  *                  bits 55..28  counter of the not-taken edge
  *                  bits 27..0   counter of the taken edge
+ * EP_SITE_INDIRECT (an indirect jump through a resolved table): the target is recomputed
+ * from the registers and counted per (site, target) in the `indirect` hash map:
+ *                  bit 61       the target is loaded from memory at disp(base, index, scale)
+ *                  bits 60..56  base register (x86 number 0..15; EP_REG_NONE: none)
+ *                  bits 55..51  index register (likewise)
+ *                  bits 50..49  log2 of the scale
+ *                  bits 48..32  the site's ordinal among indirect sites
+ *                  bits 31..0   displacement (signed)
  * EP_IDX_NONE in an index field means "do not count".
  */
 #ifndef EDGEPROF_BPF_EDGEPROF_H
@@ -15,6 +23,17 @@
 
 #define EP_SITE_COUNT 0ULL
 #define EP_SITE_BRANCH 1ULL
+#define EP_SITE_INDIRECT 2ULL
+#define EP_REG_NONE 31ULL
+#define EP_MAX_INDIRECT_SITES (1u << 17)
+#define EP_MAX_INDIRECT_TARGETS 262144
+
+/* Key of the `indirect` map: which indirect site jumped where (a run-time address). */
+struct ep_indirect_key {
+	unsigned int site;
+	unsigned int pad;
+	unsigned long long target;
+};
 #define EP_KIND_SHIFT 62
 #define EP_CC_SHIFT 56
 #define EP_CC_MASK 0x1fULL
@@ -42,6 +61,17 @@ static inline unsigned long long ep_cookie_branch(unsigned long long cc,
 {
 	return (EP_SITE_BRANCH << EP_KIND_SHIFT) | ((cc & EP_CC_MASK) << EP_CC_SHIFT) |
 	       ((not_taken & EP_IDX_MASK) << EP_IDX_BITS) | (taken & EP_IDX_MASK);
+}
+
+static inline unsigned long long ep_cookie_indirect(unsigned long long ordinal, int mem, int base,
+						    int index, unsigned scale_log2, int disp)
+{
+	unsigned long long b = base < 0 ? EP_REG_NONE : (unsigned long long)base;
+	unsigned long long x = index < 0 ? EP_REG_NONE : (unsigned long long)index;
+
+	return (EP_SITE_INDIRECT << EP_KIND_SHIFT) | ((unsigned long long)(mem != 0) << 61) |
+	       (b << 56) | (x << 51) | ((unsigned long long)(scale_log2 & 3) << 49) |
+	       ((ordinal & (EP_MAX_INDIRECT_SITES - 1)) << 32) | (unsigned int)disp;
 }
 
 #endif

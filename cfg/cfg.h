@@ -108,6 +108,13 @@ struct cfg_jump_table {
 	uint8_t relative; /* entries are int32 offsets from the table base (PIC form) */
 	uint8_t inferred; /* bound from an index mask, the table's length from where its entries
 			   * stop pointing into the function (no symbol gave its size) */
+	/* The jump's operand, for a probe that recomputes the target at run time: `jmp *base`
+	 * (mem == 0) or `jmp *disp(base, index, 1 << scale_log2)` (mem == 1); registers are
+	 * x86 numbers 0 (rax) .. 15 (r15), -1 for none; operand_ok == 0 when the form is not
+	 * one of these (e.g. rip-relative or segment-based). */
+	uint8_t operand_ok, mem, scale_log2;
+	int8_t base, index;
+	int32_t disp;
 };
 
 /* Function flags. */

@@ -633,6 +633,38 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	return 0;
 }
 
+/* Records the jump's operand in JT for probes that recompute its target. */
+static void describe_operand(const cs_insn *in, struct cfg_jump_table *jt)
+{
+	const cs_x86_op *op = &in->detail->x86.operands[0];
+
+	jt->operand_ok = 0;
+	jt->base = jt->index = -1;
+	if (op->type == X86_OP_REG) {
+		jt->base = (int8_t)x86_reg_family(op->reg);
+		jt->operand_ok = jt->base >= 0 && op->size == 8;
+		return;
+	}
+	if (op->type != X86_OP_MEM || op->mem.segment != X86_REG_INVALID ||
+	    op->mem.base == X86_REG_RIP || op->mem.disp < INT32_MIN || op->mem.disp > INT32_MAX)
+		return;
+	jt->mem = 1;
+	jt->disp = (int32_t)op->mem.disp;
+	if (op->mem.base != X86_REG_INVALID && (jt->base = (int8_t)x86_reg_family(op->mem.base)) < 0)
+		return;
+	if (op->mem.index != X86_REG_INVALID &&
+	    (jt->index = (int8_t)x86_reg_family(op->mem.index)) < 0)
+		return;
+	switch (op->mem.scale) {
+	case 1: jt->scale_log2 = 0; break;
+	case 2: jt->scale_log2 = 1; break;
+	case 4: jt->scale_log2 = 2; break;
+	case 8: jt->scale_log2 = 3; break;
+	default: return;
+	}
+	jt->operand_ok = 1;
+}
+
 /* A private copy of a decoded instruction: decoder__detail reuses its scratch buffer. */
 struct insn_copy {
 	cs_insn in;
@@ -724,6 +756,8 @@ int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *c
 	err = read_table(d, st, target, via_mem, jt, targets);
 	if (err)
 		memset(jt, 0, sizeof(*jt));
+	else
+		describe_operand(in, jt);
 	free(st);
 	return err;
 unresolved:

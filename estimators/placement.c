@@ -30,6 +30,7 @@ struct planner {
 	const struct placement_options *opt;
 	struct site_vec sites;
 	struct counter_vec counters;
+	uint32_t nindirect; /* indirect sites so far (their ordinals) */
 	/* Every planned site address -> its index + 1 (addresses of all functions so far). */
 	uint64_t *addr_keys;
 	uint32_t *addr_vals;
@@ -138,6 +139,22 @@ static bool is_branch_block(const struct cfg_func *f, uint32_t b)
 	return last_insn(f, b)->flow == INSN_JCC && f->blocks[b].nsucc == 2;
 }
 
+/* The resolved jump table ending block B whose operand a probe can recompute, or NULL. */
+static const struct cfg_jump_table *indirect_table(const struct cfg_func *f, uint32_t b)
+{
+	const struct cfg_insn *in = last_insn(f, b);
+
+	if (in->flow != INSN_JMP_IND || in->probe_class == PROBE_NEVER)
+		return NULL;
+	for (uint32_t k = 0; k < f->blocks[b].nsucc; k++)
+		if (f->edges[f->succ[f->blocks[b].first_succ + k]].kind != EDGE_SWITCH)
+			return NULL;
+	for (uint32_t t = 0; t < f->ntables; t++)
+		if (f->tables[t].jump == in->addr)
+			return f->tables[t].operand_ok ? &f->tables[t] : NULL;
+	return NULL;
+}
+
 /* The cheapest instruction of block B to count it: its index in f->insns, or -1. */
 static long cheapest_insn(const struct cfg_func *f, uint32_t b, const struct site_costs *c)
 {
@@ -183,6 +200,8 @@ static double edge_cost(const struct cfg_func *f, uint32_t e, const struct site_
 		best = fmin(best, site_costs__of(c, f->insns[k].probe_class));
 	if (entry_site_ok(f, ed->to))
 		best = fmin(best, site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class));
+	if (indirect_table(f, ed->from))
+		best = fmin(best, site_costs__of(c, last_insn(f, ed->from)->probe_class));
 	return best;
 }
 
@@ -266,6 +285,40 @@ static int count_branch(struct planner *p, size_t fi, struct func_plan *fp, uint
 	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_BRANCH,
 				 .cc = in->cc, .probe_class = in->probe_class, .counter = ct,
 				 .counter2 = cn };
+	return push_site(p, &s);
+}
+
+/* An indirect site on B's table jump, counting each of its out-edges. */
+static int count_indirect(struct planner *p, size_t fi, struct func_plan *fp, uint32_t b)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct cfg_insn *in = last_insn(f, b);
+	const struct cfg_jump_table *jt = indirect_table(f, b);
+	uint32_t first = 0, idx, k;
+	struct probe_site s;
+	int err;
+
+	if (!jt || p->nindirect >= (1u << 17))
+		return -EINVAL;
+	if (fp->edge_counter[f->succ[f->blocks[b].first_succ]] != PLACEMENT_NO_COUNTER)
+		return 0;
+	if (site_lookup(p, in->addr))
+		return -EEXIST;
+	for (k = 0; k < f->blocks[b].nsucc; k++) {
+		uint32_t e = f->succ[f->blocks[b].first_succ + k];
+
+		err = push_counter(p, (uint32_t)fi, COUNTS_EDGE, e, (uint32_t)p->sites.n, &idx);
+		if (err)
+			return err;
+		if (k == 0)
+			first = idx;
+		fp->edge_counter[e] = idx;
+	}
+	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_INDIRECT,
+				 .probe_class = in->probe_class, .counter = first,
+				 .counter2 = f->blocks[b].nsucc, .ordinal = p->nindirect++,
+				 .mem = jt->mem, .scale_log2 = jt->scale_log2, .base = jt->base,
+				 .index = jt->index, .disp = jt->disp };
 	return push_site(p, &s);
 }
 
@@ -357,7 +410,7 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			err = count_branch(p, fi, fp, f->edges[e].from);
 	for (e = 0; e < ne && !err; e++) {
 		const struct cfg_edge *ed = &f->edges[e];
-		double cb = INFINITY, cn = INFINITY;
+		double cb = INFINITY, cn = INFINITY, ci = INFINITY;
 		long k = -1;
 
 		if (fp->in_tree[e] || fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
@@ -366,10 +419,14 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			cb = site_costs__of(c, f->insns[k].probe_class);
 		if (entry_site_ok(f, ed->to))
 			cn = site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class);
-		if (cb <= cn && k >= 0)
+		if (indirect_table(f, ed->from))
+			ci = site_costs__of(c, last_insn(f, ed->from)->probe_class);
+		if (cb <= cn && cb <= ci && k >= 0)
 			err = count_block(p, fi, fp, ed->from, k);
-		else if (!isinf(cn))
+		else if (!isinf(cn) && cn <= ci)
 			err = count_block(p, fi, fp, ed->to, f->blocks[ed->to].first_insn);
+		else if (!isinf(ci))
+			err = count_indirect(p, fi, fp, ed->from);
 		else if (is_branch_block(f, ed->from))
 			err = count_branch(p, fi, fp, ed->from);
 		else
@@ -509,6 +566,11 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 			qsort(sorted, p.sites.n, sizeof(*sorted), cmp_site);
 		for (i = 0; i < p.sites.n; i++) {
 			where[i] = (uint32_t)i;
+			if (sorted[i].kind == SITE_INDIRECT) {
+				for (uint32_t k = 0; k < sorted[i].counter2; k++)
+					p.counters.v[sorted[i].counter + k].site = (uint32_t)i;
+				continue;
+			}
 			p.counters.v[sorted[i].counter].site = (uint32_t)i;
 			if (sorted[i].counter2 != PLACEMENT_NO_COUNTER)
 				p.counters.v[sorted[i].counter2].site = (uint32_t)i;

@@ -10,7 +10,10 @@
  *   block site   any instruction of a block with a single out-edge: counts the block, whose
  *                one out-edge is then known (its count minus any early terminations);
  *   entry site   the first instruction of a block with a single in-edge: counts the block,
- *                hence that in-edge.
+ *                hence that in-edge;
+ *   indirect site  an indirect jump through a resolved table: recomputes the target from the
+ *                registers and counts every out-edge (single-stepped, so only worth it where
+ *                nothing cheaper can measure the case edges).
  * Block and entry sites count the block rather than "its edge" so that virtual edges (frames
  * left or entered without call/return) keep every count exact.
  * Chords sharing a site share one probe. A plan is plain data: the sites with what each
@@ -30,8 +33,11 @@
 #define PLACEMENT_NO_COUNTER UINT32_MAX
 
 enum site_kind {
-	SITE_COUNT = 0,  /* counter += 1 on every hit */
-	SITE_BRANCH = 1, /* counter (jump taken) or counter2 (not taken) += 1 */
+	SITE_COUNT = 0,    /* counter += 1 on every hit */
+	SITE_BRANCH = 1,   /* counter (jump taken) or counter2 (not taken) += 1 */
+	SITE_INDIRECT = 2, /* an indirect jump through a resolved table: the target is recomputed
+			    * from the registers; counters counter .. counter + counter2 - 1
+			    * measure the block's out-edges in successor order */
 };
 
 /* One probe: an instruction start proven by the CFG, and how a hit is counted. */
@@ -41,8 +47,15 @@ struct probe_site {
 	uint8_t kind;        /* enum site_kind */
 	uint8_t cc;          /* SITE_BRANCH: struct cfg_insn.cc of the jump */
 	uint8_t probe_class; /* enum insn_probe_class of the instruction */
-	uint32_t counter;    /* SITE_COUNT: the counter; SITE_BRANCH: taken */
-	uint32_t counter2;   /* SITE_BRANCH: not taken; PLACEMENT_NO_COUNTER otherwise */
+	uint32_t counter;    /* SITE_COUNT: the counter; SITE_BRANCH: taken; SITE_INDIRECT: first */
+	uint32_t counter2;   /* SITE_BRANCH: not taken; SITE_INDIRECT: how many;
+			      * PLACEMENT_NO_COUNTER otherwise */
+	/* SITE_INDIRECT: its ordinal among indirect sites, and the jump's operand (see
+	 * struct cfg_jump_table). */
+	uint32_t ordinal;
+	uint8_t mem, scale_log2;
+	int8_t base, index;
+	int32_t disp;
 };
 
 enum counter_what {

@@ -91,7 +91,8 @@ for name in "${SELECTED[@]}"; do
 		json=$base.$placement.json
 		rm -f "$data" "$json"
 		rc=0
-		"$EDGEPROF" run "${pargs[@]}" -o "$data" -- "${CORPUS_WL_CMD[@]}" </dev/null \
+		timeout --kill-after=10 600 \
+			"$EDGEPROF" run "${pargs[@]}" -o "$data" -- "${CORPUS_WL_CMD[@]}" </dev/null \
 			>"$base.$placement.stdout" 2>"$base.$placement.log" || rc=$?
 		if [ "$rc" != "$native_rc" ]; then
 			report FAIL "$name" "run $placement" "exit status $rc, natively $native_rc (see $base.$placement.log)"

@@ -49,9 +49,66 @@ static const char run_usage[] =
 struct run_ctx {
 	const char *binary;        /* PROG's resolved real path */
 	struct elf_image *img;
+	const struct cfg_program *prog;
 	struct placement *pl;
 	struct probes *probes;
+	uint64_t bias;             /* run-time address - ELF vaddr of PROG's code */
+	uint32_t *indirect_site;   /* ordinal -> index into pl->sites */
+	uint32_t nindirect;
+	uint64_t *counters;        /* while folding indirect targets into counters */
+	uint64_t unmatched;        /* indirect hits to a target that is no edge */
 };
+
+/* The run-time load bias of PATH in process PID, from its mappings (0 when not found, which
+ * is also right for a non-PIE executable). */
+static uint64_t load_bias(int pid, const char *path, const struct elf_image *img)
+{
+	char maps[64], line[4096];
+	FILE *f;
+	uint64_t bias = 0, first = img->segs[0].vaddr - img->segs[0].offset;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, off;
+		char name[4096];
+
+		if (sscanf(line, "%llx-%*[0-9a-f] %*s %llx %*s %*s %4095s", &lo, &off, name) == 3 &&
+		    off == 0 && strcmp(name, path) == 0) {
+			bias = lo - (first & ~0xfffULL);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return bias;
+}
+
+/* One target an indirect site saw: add its hits to the counter of the matching out-edge. */
+static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t hits)
+{
+	struct run_ctx *c = arg;
+	const struct probe_site *s;
+	const struct cfg_func *f;
+	int b;
+
+	if (ordinal >= c->nindirect || c->indirect_site[ordinal] == UINT32_MAX) {
+		c->unmatched += hits;
+		return;
+	}
+	s = &c->pl->sites[c->indirect_site[ordinal]];
+	f = &c->prog->funcs[s->func];
+	b = cfg_func__block_containing(f, s->addr);
+	for (uint32_t k = 0; b >= 0 && k < f->blocks[b].nsucc && k < s->counter2; k++) {
+		const struct cfg_edge *e = &f->edges[f->succ[f->blocks[b].first_succ + k]];
+
+		if (e->to < f->nblocks && f->blocks[e->to].start == target - c->bias) {
+			c->counters[s->counter + k] += hits;
+			return;
+		}
+	}
+	c->unmatched += hits;
+}
 
 /* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
 static int resolve_prog(const char *prog, char *out, size_t len)
@@ -104,6 +161,7 @@ static int attach_probes(void *arg, int pid)
 			    : 0;
 	if (!err)
 		err = probes__add_pid(c->probes, pid);
+	c->bias = load_bias(pid, c->binary, c->img);
 out:
 	free(offs);
 	free(cookies);
@@ -260,6 +318,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	ctx.binary = binary;
 	ctx.img = &img;
+	ctx.prog = &prog;
 	ctx.pl = &pl;
 	pr_info("%zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
 		prog.nfuncs, pl.nchord_funcs, pl.nnaive_funcs, pl.nexcluded_funcs, pl.nsites,
@@ -276,6 +335,27 @@ int cmd_run(int argc, char **argv)
 		pr_err("cannot read the counters");
 		goto out_status;
 	}
+	/* Indirect sites: their counters are the targets their jumps took. */
+	ctx.counters = counters;
+	ctx.indirect_site = malloc((pl.nsites + 1) * sizeof(*ctx.indirect_site));
+	if (!ctx.indirect_site)
+		goto out_status;
+	for (i = 0; i < pl.nsites; i++)
+		ctx.indirect_site[i] = UINT32_MAX;
+	for (i = 0; i < pl.nsites; i++)
+		if (pl.sites[i].kind == SITE_INDIRECT && pl.sites[i].ordinal < pl.nsites) {
+			ctx.indirect_site[pl.sites[i].ordinal] = (uint32_t)i;
+			if (pl.sites[i].ordinal + 1 > ctx.nindirect)
+				ctx.nindirect = pl.sites[i].ordinal + 1;
+		}
+	if (ctx.nindirect && probes__read_indirect(ctx.probes, fold_indirect, &ctx))
+		goto out_status;
+	if (ctx.unmatched)
+		pr_warn("%llu indirect jumps went to targets that are no edge of the CFG: counts of their functions are not exact",
+			(unsigned long long)ctx.unmatched);
+	if (probes__lost_forks(ctx.probes))
+		pr_warn("%llu forked processes could not be counted (too many processes)",
+			(unsigned long long)probes__lost_forks(ctx.probes));
 	probes__close(ctx.probes);
 	ctx.probes = NULL;
 	if (frames_to_virtual(&prog, &tr, &ve, &nve, &unmapped))
@@ -330,6 +410,7 @@ out:
 		func_counts__release(&counts[i]);
 	free(counts);
 	free(counters);
+	free(ctx.indirect_site);
 	free(ve);
 	tracer_result__release(&tr);
 	run_weights__free(&rw);

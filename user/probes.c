@@ -148,6 +148,13 @@ static bool cookie_ok(const struct probes *p, uint64_t cookie)
 
 	if (kind == EP_SITE_COUNT)
 		return index_ok(p, cookie & EP_IDX_MASK);
+	if (kind == EP_SITE_INDIRECT) {
+		uint64_t base = (cookie >> 56) & 31, index = (cookie >> 51) & 31;
+
+		/* A register jump needs its register; a memory jump may lack either. */
+		return (base < 16 || base == EP_REG_NONE) && (index < 16 || index == EP_REG_NONE) &&
+		       ((cookie >> 61) & 1 ? true : base < 16);
+	}
 	if (kind != EP_SITE_BRANCH || ((cookie >> EP_CC_SHIFT) & EP_CC_MASK) > 0x13)
 		return false;
 	return index_ok(p, cookie & EP_IDX_MASK) &&
@@ -339,7 +346,32 @@ static uint64_t site_index(uint32_t counter)
 
 uint64_t probes__cookie(const struct probe_site *s)
 {
+	if (s->kind == SITE_INDIRECT)
+		return ep_cookie_indirect(s->ordinal, s->mem, s->base, s->index, s->scale_log2,
+					  s->disp);
 	if (s->kind == SITE_BRANCH)
 		return ep_cookie_branch(s->cc, site_index(s->counter), site_index(s->counter2));
 	return ep_cookie_count(site_index(s->counter));
+}
+
+int probes__read_indirect(struct probes *p, probes_indirect_fn fn, void *ctx)
+{
+	struct ep_indirect_key key, next;
+	int fd = bpf_map__fd(p->skel->maps.indirect), rc;
+	bool first = true;
+	uint64_t v;
+
+	for (;;) {
+		rc = bpf_map_get_next_key(fd, first ? NULL : &key, &next);
+		if (rc)
+			break;
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
+			fn(ctx, key.site, key.target, v);
+	}
+	if (p->skel->bss->lost_indirect)
+		return pr_err("%llu indirect jumps could not be recorded (too many targets)",
+			      (unsigned long long)p->skel->bss->lost_indirect);
+	return 0;
 }

@@ -55,4 +55,11 @@ void probes__close(struct probes *p);
  * EP_IDX_NONE (that outcome is not counted). */
 uint64_t probes__cookie(const struct probe_site *s);
 
+/* Called once per (indirect site ordinal, run-time target address) with its hit count. */
+typedef void (*probes_indirect_fn)(void *ctx, uint32_t ordinal, uint64_t target, uint64_t hits);
+
+/* Reports every target the indirect sites saw. Returns 0, or -1 with one line reported when
+ * some hits could not be recorded (the `indirect` map was full). */
+int probes__read_indirect(struct probes *p, probes_indirect_fn fn, void *ctx);
+
 #endif

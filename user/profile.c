@@ -36,7 +36,7 @@ static const char *const class_names[] = {
 };
 
 static const char *const site_kind_names[] = {
-	[SITE_COUNT] = "count", [SITE_BRANCH] = "branch",
+	[SITE_COUNT] = "count", [SITE_BRANCH] = "branch", [SITE_INDIRECT] = "indirect",
 };
 
 const char *profile__status_name(unsigned status)
@@ -189,11 +189,16 @@ static int check_input(struct writer *w, struct totals *t)
 
 		if (ps->func >= prog->nfuncs || ps->counter >= pl->ncounters ||
 		    (ps->kind == SITE_BRANCH && ps->counter2 >= pl->ncounters) ||
-		    ps->kind > SITE_BRANCH || ps->probe_class > PROBE_NEVER)
+		    (ps->kind == SITE_INDIRECT &&
+		     (!ps->counter2 || ps->counter2 > pl->ncounters - ps->counter)) ||
+		    ps->kind > SITE_INDIRECT || ps->probe_class > PROBE_NEVER)
 			return wfail(w, -EINVAL, "probe site %zu is inconsistent", s);
 		hits = in->counters[ps->counter];
 		if (ps->kind == SITE_BRANCH)
 			hits += in->counters[ps->counter2]; /* both <= INT64_MAX: no wrap */
+		for (uint32_t k = 1; ps->kind == SITE_INDIRECT && k < ps->counter2; k++)
+			if (__builtin_add_overflow(hits, in->counters[ps->counter + k], &hits))
+				hits = UINT64_MAX;
 		if (hits > INT64_MAX || __builtin_add_overflow(t->hits, hits, &t->hits) ||
 		    t->hits > INT64_MAX)
 			return wfail(w, -EINVAL, "counter values are out of range");
@@ -295,10 +300,14 @@ static void write_placement(struct writer *w)
 			hits += in->counters[ps->counter2];
 			fprintf(w->out, "\"cc\":%u,", ps->cc);
 		}
+		for (uint32_t k = 1; ps->kind == SITE_INDIRECT && k < ps->counter2; k++)
+			hits += in->counters[ps->counter + k];
 		fprintf(w->out, "\"class\":\"%s\",\"counters\":[%" PRIu32, class_names[ps->probe_class],
 			ps->counter);
 		if (ps->kind == SITE_BRANCH)
 			fprintf(w->out, ",%" PRIu32, ps->counter2);
+		for (uint32_t k = 1; ps->kind == SITE_INDIRECT && k < ps->counter2; k++)
+			fprintf(w->out, ",%" PRIu32, ps->counter + k);
 		fprintf(w->out, "],\"hits\":%" PRIu64 "}", hits);
 	}
 	fputs("],\n\"counters\":[", w->out);
@@ -1277,9 +1286,9 @@ static int read_site(struct reader *r, json_t *o, size_t s, struct profile_site 
 		err = get_str(r, o, "kind", where, &str);
 	if (err)
 		return err;
-	for (k = 0; k < 2 && strcmp(str, site_kind_names[k]); k++)
+	for (k = 0; k < 3 && strcmp(str, site_kind_names[k]); k++)
 		;
-	if (k == 2)
+	if (k == 3)
 		return rfail(r, "%s: unknown kind \"%.40s\"", where, str);
 	ps->kind = (uint8_t)k;
 	if (ps->kind == SITE_BRANCH) {
@@ -1299,18 +1308,30 @@ static int read_site(struct reader *r, json_t *o, size_t s, struct profile_site 
 	err = get(r, o, "counters", JSON_ARRAY, where, &ctr);
 	if (err)
 		return err;
-	if (json_array_size(ctr) != (ps->kind == SITE_BRANCH ? 2u : 1u))
-		return rfail(r, "%s: a %s site has %u counter%s", where, site_kind_names[ps->kind],
-			     ps->kind == SITE_BRANCH ? 2 : 1, ps->kind == SITE_BRANCH ? "s" : "");
-	ps->counter2 = PLACEMENT_NO_COUNTER;
+	if (ps->kind == SITE_INDIRECT ? json_array_size(ctr) == 0 ||
+						 json_array_size(ctr) > PROFILE_MAX_ITEMS
+				      : json_array_size(ctr) != (ps->kind == SITE_BRANCH ? 2u : 1u))
+		return rfail(r, "%s: a %s site has a wrong number of counters", where,
+			     site_kind_names[ps->kind]);
+	ps->counter2 = ps->kind == SITE_INDIRECT ? (uint32_t)json_array_size(ctr)
+						 : PLACEMENT_NO_COUNTER;
 	for (size_t i = 0; i < json_array_size(ctr); i++) {
 		json_t *c = json_array_get(ctr, i);
 		json_int_t ci = json_integer_value(c);
 
 		if (!json_is_integer(c) || ci < 0 || (uint64_t)ci >= p->ncounters)
 			return rfail(r, "%s: counter is not an index of \"counters\"", where);
-		*(i ? &ps->counter2 : &ps->counter) = (uint32_t)ci;
-		hits += p->counters[ci]; /* each <= INT64_MAX: no wrap */
+		if (ps->kind == SITE_INDIRECT) {
+			/* Consecutive counters, one per out-edge. */
+			if (i == 0)
+				ps->counter = (uint32_t)ci;
+			else if ((uint64_t)ci != (uint64_t)ps->counter + i)
+				return rfail(r, "%s: indirect counters are not consecutive", where);
+		} else {
+			*(i ? &ps->counter2 : &ps->counter) = (uint32_t)ci;
+		}
+		if (__builtin_add_overflow(hits, p->counters[ci], &hits) || hits > INT64_MAX)
+			return rfail(r, "%s: hits are out of range", where);
 	}
 	err = get_uint(r, o, "hits", INT64_MAX, where, &ps->hits);
 	if (err)
@@ -1355,7 +1376,8 @@ static int read_counter_def(struct reader *r, json_t *o, uint32_t c, struct prof
 	if (err)
 		return err;
 	ps = &p->sites[d->site];
-	if (ps->counter != c && ps->counter2 != c)
+	if (ps->kind == SITE_INDIRECT ? c < ps->counter || c - ps->counter >= ps->counter2
+				      : ps->counter != c && ps->counter2 != c)
 		return rfail(r, "%s: site %" PRIu32 " does not use it", where, d->site);
 	return 0;
 }

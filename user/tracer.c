@@ -881,6 +881,9 @@ static void reap(int pid)
 			continue;
 		if (rc < 0 || WIFEXITED(st) || WIFSIGNALED(st))
 			break;
+		/* Still traced: a killed tracee stops once more at its exit event. */
+		if (WIFSTOPPED(st))
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
 	}
 }
 

@@ -13,8 +13,8 @@ what its out-edges carry, and what its in-edges plus its function's invocations 
 reports the blocks where it fails on stderr: those are runs where a figure's definition is not
 exact (unwinding out of a frame, a process killed mid-block), not errors of this script.
 
---perturb KIND[:N] adds 1 to the count of the N-th (default first) non-zero-or-zero item of
-KIND, where KIND is "block", "function", "violations" or an edge kind, so that a test can
+--perturb KIND[:N] adds 1 to the count of the N-th (default first) item of KIND in a function
+inside .text (the oracle leaves _init and _fini alone), where KIND is "block", "function", "violations" or an edge kind, so that a test can
 check that the oracle rejects it. Exits 2 when KIND has no N-th item.
 """
 import argparse
@@ -127,6 +127,17 @@ def objdump_insns(binary):
         if m:
             insns[int(m.group(1), 16)] = m.group(2)
     return insns
+
+
+def text_range(binary):
+    """[start, end) of .text, the only code callgrind attributes to the object."""
+    out = subprocess.run(["objdump", "-h", binary], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 3 and f[1] == ".text":
+            return int(f[3], 16), int(f[3], 16) + int(f[2], 16)
+    raise SystemExit(f"{binary}: no .text")
 
 
 def main():
@@ -260,7 +271,10 @@ def main():
             prof["violations"] = 1
         else:
             items = []
+            lo, hi = text_range(args.binary)
             for fn in funcs:
+                if any(int(b["addr"], 16) < lo or int(b["end"], 16) > hi for b in fn["blocks"]):
+                    continue  # not checked: callgrind has no counts for it
                 if kind == "function":
                     items.append(fn)
                 elif kind == "block":
