@@ -81,13 +81,18 @@ $(BUILD)/tests/cfg_oracle: tests/oracle/cfg_oracle.c $(TSUP_OBJS) $(BUILD)/libcf
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $^ -o $@ $(LIBS)
 
+$(BUILD)/tests/count_oracle: tests/oracle/count_oracle.c $(BUILD)/tests/support/callgrind.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson -lcapstone
+
 unit-tests: $(UNIT_BINS)
 
-test: all unit-tests $(BUILD)/tests/cfg_oracle
+test: all unit-tests $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
 	tests/run.sh
 
-check-corpus: all $(BUILD)/tests/cfg_oracle
+check-corpus: all $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
 	scripts/check-corpus.sh
+	scripts/check-corpus-counts.sh
 
 # --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
 FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined

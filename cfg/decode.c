@@ -111,7 +111,12 @@ static uint8_t probe_class(const uint8_t *b, unsigned size)
 		return PROBE_EMULATED; /* push reg */
 	if ((size == 1 && b[0] == 0x90) || (size == 2 && b[0] == 0x66 && b[1] == 0x90))
 		return PROBE_EMULATED; /* nop, xchg %ax,%ax */
-	if (size == 1 && b[0] == 0xcc)
+	/* The kernel refuses uprobes on these (int3, int n, into, int1, hlt, iret, far
+	 * transfers, in/out): never place one there. */
+	if (b[0] == 0xcc || b[0] == 0xcd || b[0] == 0xce || b[0] == 0xf1 || b[0] == 0xf4 ||
+	    b[0] == 0xcf || b[0] == 0xca || b[0] == 0xcb || b[0] == 0xea || b[0] == 0x9a ||
+	    (b[0] >= 0xe4 && b[0] <= 0xe7) || (b[0] >= 0xec && b[0] <= 0xef) ||
+	    (b[0] == 0x48 && size > 1 && b[1] == 0xcf))
 		return PROBE_NEVER;
 	return PROBE_STEPPED;
 }
@@ -175,6 +180,23 @@ static void classify(struct dinsn *di, const cs_insn *in)
 	}
 }
 
+/* movs, stos, lods, cmps, scas, ins, outs in every width. */
+static bool is_string_insn(unsigned id)
+{
+	switch (id) {
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+	case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
+	case X86_INS_LODSB: case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD: case X86_INS_CMPSQ:
+	case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD: case X86_INS_SCASQ:
+	case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+	case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
 static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 {
@@ -229,6 +251,11 @@ long decoder__index(struct decoder *d, uint64_t addr)
 	di->size = (uint8_t)in->size;
 	classify(di, in);
 	di->probe_class = probe_class(in->bytes, in->size);
+	/* A probe on a rep-prefixed string instruction fires again for every iteration (the
+	 * single-step traps after each one): never probe those. */
+	if ((in->detail->x86.prefix[0] == X86_PREFIX_REP ||
+	     in->detail->x86.prefix[0] == X86_PREFIX_REPNE) && is_string_insn(in->id))
+		di->probe_class = PROBE_NEVER;
 	/* The branch site reads rcx: jecxz/jcxz and address-size-prefixed loops test ecx/cx,
 	 * so they are never probed (their edges are measured elsewhere). */
 	if (di->flow == INSN_JCC && di->cc >= 0x10 &&

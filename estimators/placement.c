@@ -329,7 +329,15 @@ static int plan_naive(struct planner *p, size_t fi, struct func_plan *fp)
 	int err;
 
 	for (b = 0; b < f->nblocks; b++) {
-		err = count_block(p, fi, fp, b, f->blocks[b].first_insn);
+		/* The first instruction that may be probed (a block of one unprobeable
+		 * instruction stays uncounted: its count comes from its neighbours, if at all). */
+		uint32_t k = f->blocks[b].first_insn, end = k + f->blocks[b].ninsns;
+
+		while (k < end && f->insns[k].probe_class == PROBE_NEVER)
+			k++;
+		if (k == end)
+			continue;
+		err = count_block(p, fi, fp, b, k);
 		if (err)
 			return err;
 	}

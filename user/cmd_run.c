@@ -264,7 +264,8 @@ int cmd_run(int argc, char **argv)
 	bool written = false;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	opterr = 0; /* one message per error: ours, not getopt's too */
+	while ((opt = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -284,7 +285,11 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			fputs(run_usage, stdout);
 			return EXIT_OK;
+		case ':':
+			return usage_error("run", "option '%s' needs an argument", argv[optind - 1]);
 		default:
+			if (optopt && strncmp(argv[optind - 1], "--", 2))
+				return usage_error("run", "unknown option '-%c'", optopt);
 			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		}
 	}

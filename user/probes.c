@@ -63,10 +63,13 @@ static const char *kernel_release(void)
 /* Reports why loading failed; ERR is a negative errno. Returns ERR. */
 static int report_load_error(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	if (err == -EPERM || (err == -EACCES && geteuid() != 0))
 		pr_err("cannot load the BPF program: %s (profiling needs root, or CAP_BPF, "
 		       "CAP_PERFMON and CAP_SYS_ADMIN)",
 		       strerror(-err));
+	else if (err == -EACCES)
+		pr_err("cannot load the BPF program: the kernel's verifier rejected it (kernel %s; "
+		       "-vv shows its log)", kernel_release());
 	else
 		pr_err("cannot load the BPF program: %s (kernel %s; edgeprof needs Linux >= 6.6 "
 		       "with BPF uprobe-multi links and BTF; -v shows libbpf's details)",

@@ -65,6 +65,7 @@ struct proc {
 	bool tried; /* the breakpoints were looked for */
 	struct bp bps[MAX_BPS];
 	int nbps;
+	Dwfl *dwfl; /* its modules and unwinding state, reused until an address is unknown */
 };
 
 struct tracer {
@@ -205,6 +206,7 @@ static struct proc *proc_get(struct tracer *t, int tgid, const struct proc *from
 	p = &t->procs[t->nprocs++];
 	*p = copy;
 	p->tgid = tgid;
+	p->dwfl = NULL; /* a Dwfl belongs to one process */
 	return p;
 }
 
@@ -212,8 +214,11 @@ static void proc_remove(struct tracer *t, int tgid)
 {
 	struct proc *p = proc_find(t, tgid);
 
-	if (p)
+	if (p) {
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
 		*p = t->procs[--t->nprocs];
+	}
 }
 
 /* --- unwinding ---------------------------------------------------------------------------- */
@@ -223,6 +228,7 @@ struct unwind {
 	Dwfl *dwfl;
 	int tid;
 	uint8_t kind;
+	bool unknown; /* a frame's address is in no module the Dwfl knows (dlopen since?) */
 	unsigned nframes;
 	Dwfl_Module *last_mod; /* cache of the last module looked at */
 	bool last_match;
@@ -322,6 +328,8 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	/* A return address may lie just past the end of its function (after a call that
 	 * does not return): look the caller up by the call instruction. */
 	mod = dwfl_addrmodule(u->dwfl, activation ? pc : pc - 1);
+	if (!mod)
+		u->unknown = true;
 	if (mod && module_is_profiled(u, mod, &bias)) {
 		struct frame_event ev = {
 		    .vaddr = pc - bias,
@@ -336,40 +344,64 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
-/* Unwinds the stack of TID (of process TGID), which must be in a ptrace stop, and records a
- * KIND event for each of its frames in the profiled binary, innermost first. A stack that
- * cannot be unwound (fully) is counted in unwind_failures; the frames found are kept. */
-static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
+/* The Dwfl of process TGID (reporting TID's mappings), made on first use or when FRESH. NULL
+ * when it cannot be made (reported at debug level). */
+static Dwfl *proc_dwfl(struct tracer *t, int tid, int tgid, bool fresh)
 {
 	static const Dwfl_Callbacks callbacks = {
 	    .find_elf = dwfl_linux_proc_find_elf,
 	    .find_debuginfo = dwfl_standard_find_debuginfo,
 	};
-	struct unwind u = {.t = t, .tid = tid, .kind = kind};
-	const char *what;
+	struct proc *p = proc_get(t, tgid, NULL);
+	Dwfl *d;
 	int rc;
 
-	u.dwfl = dwfl_begin(&callbacks);
-	if (!u.dwfl) {
-		what = "dwfl_begin";
-		goto fail;
+	if (!p) {
+		note_oom(t);
+		return NULL;
 	}
+	if (fresh && p->dwfl) {
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	if (p->dwfl)
+		return p->dwfl;
+	d = dwfl_begin(&callbacks);
 	/* Through the thread's own /proc entry: a leader that has exited (pthread_exit)
 	 * leaves /proc/TGID/maps empty while other threads run. */
-	what = "reading the mappings";
-	if (dwfl_linux_proc_report(u.dwfl, tid) != 0)
-		goto fail;
-	if (dwfl_report_end(u.dwfl, NULL, NULL) != 0)
-		goto fail;
-	what = "attaching";
-	rc = dwfl_linux_proc_attach(u.dwfl, tgid, true);
-	if (rc != 0) {
-		if (rc > 0)
-			errno = rc;
-		goto fail;
+	if (!d || dwfl_linux_proc_report(d, tid) != 0 || dwfl_report_end(d, NULL, NULL) != 0 ||
+	    (rc = dwfl_linux_proc_attach(d, tgid, true)) != 0) {
+		pr_debug("thread %d: cannot prepare unwinding: %s", tid,
+			 dwfl_errno() ? dwfl_errmsg(-1) : strerror(errno));
+		if (d)
+			dwfl_end(d);
+		return NULL;
 	}
-	what = "unwinding";
-	rc = dwfl_getthread_frames(u.dwfl, tid, unwind_frame, &u);
+	p->dwfl = d;
+	return d;
+}
+
+/* Unwinds the stack of TID (of process TGID), which must be in a ptrace stop, and records a
+ * KIND event for each of its frames in the profiled binary, innermost first. A stack that
+ * cannot be unwound (fully) is counted in unwind_failures; the frames found are kept. */
+static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
+{
+	size_t before = t->res->nevents;
+	struct unwind u;
+	int rc, attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		u = (struct unwind){.t = t, .tid = tid, .kind = kind};
+		t->res->nevents = before;
+		u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
+		if (!u.dwfl) {
+			t->res->unwind_failures++;
+			return;
+		}
+		rc = dwfl_getthread_frames(u.dwfl, tid, unwind_frame, &u);
+		if (!u.unknown)
+			break; /* else the mappings changed: once more with a fresh Dwfl */
+	}
 	if (u.cut) {
 		pr_debug("thread %d: stack cut after %u frames", tid, TRACER_MAX_FRAMES);
 		t->res->unwind_failures++;
@@ -381,14 +413,6 @@ static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
 		if (u.nframes == 0 || dwfl_errno() != 0)
 			t->res->unwind_failures++;
 	}
-	dwfl_end(u.dwfl);
-	return;
-fail:
-	pr_debug("thread %d: %s failed: %s", tid, what,
-		 dwfl_errno() ? dwfl_errmsg(-1) : strerror(errno));
-	t->res->unwind_failures++;
-	if (u.dwfl)
-		dwfl_end(u.dwfl);
 }
 
 /* --- the pthread_exit breakpoint ---------------------------------------------------------- */
@@ -579,6 +603,8 @@ struct collect {
 	struct frame_rec *v;
 	size_t n, cap;
 	uint64_t bin_lo, bin_hi; /* runtime range of the profiled binary's module */
+	uint64_t bias;           /* its load bias, when have_bias */
+	bool have_bias;
 };
 
 static int collect_frame(Dwfl_Frame *frame, void *arg)
@@ -608,11 +634,15 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	r = &c->v[c->n++];
 	*r = (struct frame_rec){ .pc = pc, .rsp = rsp, .activation = activation };
 	mod = dwfl_addrmodule(c->u.dwfl, activation ? pc : pc - 1);
+	if (!mod)
+		c->u.unknown = true;
 	if (mod && module_is_profiled(&c->u, mod, &bias)) {
 		Dwarf_Addr lo, hi;
 
 		r->in_binary = true;
 		r->vaddr = pc - bias;
+		c->bias = bias;
+		c->have_bias = true;
 		if (dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL)) {
 			c->bin_lo = lo;
 			c->bin_hi = hi;
@@ -624,24 +654,17 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 /* The frames of the stopped thread TID, innermost first; false when unwinding failed. */
 static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *c)
 {
-	static const Dwfl_Callbacks callbacks = {
-	    .find_elf = dwfl_linux_proc_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
-	};
-	bool ok = false;
-
-	c->u = (struct unwind){ .t = t, .tid = tid };
-	c->n = 0;
-	c->u.dwfl = dwfl_begin(&callbacks);
-	if (c->u.dwfl && dwfl_linux_proc_report(c->u.dwfl, tid) == 0 &&
-	    dwfl_report_end(c->u.dwfl, NULL, NULL) == 0 &&
-	    dwfl_linux_proc_attach(c->u.dwfl, tgid, true) == 0) {
+	for (int attempt = 0; attempt < 2; attempt++) {
+		c->u = (struct unwind){ .t = t, .tid = tid };
+		c->n = 0;
+		c->u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
+		if (!c->u.dwfl)
+			return false;
 		dwfl_getthread_frames(c->u.dwfl, tid, collect_frame, c);
-		ok = c->n > 0;
+		if (!c->u.unknown)
+			break;
 	}
-	if (c->u.dwfl)
-		dwfl_end(c->u.dwfl);
-	return ok;
+	return c->n > 0;
 }
 
 static void add_frame_event(struct tracer *t, uint64_t vaddr, uint8_t kind, int tid)
@@ -651,64 +674,63 @@ static void add_frame_event(struct tracer *t, uint64_t vaddr, uint8_t kind, int 
 	add_event(t, &ev);
 }
 
+static uint64_t ror17(uint64_t v)
+{
+	return (v >> 17) | (v << 47);
+}
+
 /*
- * A longjmp is about to run in TID (stopped at breakpoint B, REGS at its address): record the
- * stack, step the thread until it is back in the profiled binary (or gone), record the stack
- * again. Frames of the binary that are now gone (deeper than where it landed) were left
- * without returning; the frame it landed in was waiting on some call and now resumes after
- * its call to setjmp: left there, entered here (inside the setjmp call's block).
+ * A longjmp is about to run in TID (stopped at breakpoint B, REGS at its address): where it
+ * lands is in its jmp_buf (glibc keeps rsp and pc there mangled with the thread's pointer
+ * guard, at fs:0x30). Frames of the binary deeper than the landing stack pointer are left
+ * without returning; the frame it lands in was waiting on some call and resumes after its
+ * call to setjmp: left there, entered again inside the setjmp call's block.
  */
 static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 			struct user_regs_struct *regs)
 {
-	struct collect before = { 0 }, after = { 0 };
-	uint64_t land_rsp;
-	int st, steps;
+	struct collect c = { 0 };
+	uint64_t guard, jrsp, jpc, land_rsp, land_pc;
 	bool landed = false;
 
-	if (!collect_frames(t, tid, tgid, &before)) {
-		t->res->unwind_failures++;
-		bp_emulate(tid, b, regs);
-		goto out;
-	}
-	bp_emulate(tid, b, regs);
-	for (steps = 0; steps < 200000; steps++) {
-		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL))
-			break;
-		while (waitpid(tid, &st, __WALL) < 0 && errno == EINTR)
-			;
-		if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP ||
-		    ptrace(PTRACE_GETREGS, tid, NULL, regs))
-			break; /* gone, or a signal: give up (the frames stay unaccounted for) */
-		if (regs->rip >= before.bin_lo && regs->rip < before.bin_hi) {
-			landed = true;
-			break;
-		}
-	}
-	if (!landed || !collect_frames(t, tid, tgid, &after) || !after.v[0].in_binary) {
-		pr_debug("thread %d: lost track of a longjmp after %d steps", tid, steps);
+	errno = 0;
+	guard = (uint64_t)ptrace(PTRACE_PEEKDATA, tid, (void *)(regs->fs_base + 0x30), NULL);
+	jrsp = (uint64_t)ptrace(PTRACE_PEEKDATA, tid, (void *)(regs->rdi + 6 * 8), NULL);
+	jpc = (uint64_t)ptrace(PTRACE_PEEKDATA, tid, (void *)(regs->rdi + 7 * 8), NULL);
+	if (errno || !collect_frames(t, tid, tgid, &c)) {
+		pr_debug("thread %d: cannot read a longjmp's target", tid);
 		t->res->unwind_failures++;
 		goto out;
 	}
-	land_rsp = after.v[0].rsp;
-	for (size_t i = 0; i < before.n; i++) {
-		const struct frame_rec *f = &before.v[i];
+	land_rsp = ror17(jrsp) ^ guard;
+	land_pc = ror17(jpc) ^ guard;
+	for (size_t i = 0; i < c.n; i++) {
+		const struct frame_rec *f = &c.v[i];
 
 		if (!f->in_binary || f->activation)
 			continue;
 		if (f->rsp < land_rsp) {
 			add_frame_event(t, f->vaddr, FRAME_EXIT, tid); /* skipped */
-		} else {
-			/* The frame it lands in: it leaves its call and resumes after setjmp's. */
-			add_frame_event(t, f->vaddr, FRAME_EXIT, tid);
-			add_frame_event(t, after.v[0].vaddr, FRAME_ENTRY, tid);
-			break;
+			continue;
 		}
+		/* The frame it lands in: the same stack pointer, in the binary. */
+		if (f->rsp == land_rsp && c.have_bias && land_pc >= c.bin_lo &&
+		    land_pc < c.bin_hi) {
+			add_frame_event(t, f->vaddr, FRAME_EXIT, tid);
+			add_frame_event(t, land_pc - c.bias, FRAME_ENTRY, tid);
+			landed = true;
+		}
+		break;
+	}
+	/* Landing in a frame of the binary that was not found: counts would be wrong. */
+	if (!landed && c.have_bias && land_pc >= c.bin_lo && land_pc < c.bin_hi) {
+		pr_debug("thread %d: a longjmp lands in a frame not on its stack", tid);
+		t->res->unwind_failures++;
 	}
 	t->res->nlongjmps++;
 out:
-	free(before.v);
-	free(after.v);
+	free(c.v);
+	bp_emulate(tid, b, regs);
 }
 
 /* At a SIGTRAP stop of TID: when it is at one of the tracer's breakpoints, records what that
@@ -1168,6 +1190,9 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	event_loop(&t);
 	res->seconds = now_seconds() - start;
 	signals_restore(&saved);
+	for (size_t i = 0; i < t.nprocs; i++)
+		if (t.procs[i].dwfl)
+			dwfl_end(t.procs[i].dwfl);
 	free(t.procs);
 	free(t.tasks);
 	free(t.exe_path);

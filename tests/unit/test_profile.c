@@ -683,7 +683,7 @@ static void test_profile__reject_placement_summary(void **state)
 
 	r = valid_tree(w);
 	json_object_set_new(SITE(r, 1), "counters", json_pack("[i,i]", 2, 3));
-	expect_reject_tree(r, "a count site has 1 counter");
+	expect_reject_tree(r, "a count site has a wrong number of counters");
 
 	r = valid_tree(w);
 	json_object_set_new(SITE(r, 1), "func", json_integer(3));
