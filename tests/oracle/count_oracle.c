@@ -88,6 +88,12 @@ struct pblock {
 	bool decoded;
 	uint64_t last;    /* address of the last instruction */
 	int last_class;
+	/* From the profile's virtual edges (flow the program's frames carried without call or
+	 * return, which edgeprof measured by unwinding): */
+	uint64_t faulted; /* frames that stopped at its first instruction: entered, but
+			   * callgrind does not count an instruction that faults */
+	uint64_t mid;     /* frames resumed inside it (a forked child waiting on its call):
+			   * they leave it without executing its instructions */
 };
 
 struct pedge {
@@ -603,6 +609,7 @@ static int64_t edge_fig(const struct oracle *o, const struct pblock *bl, const s
 	int64_t x = (int64_t)execs(cg, b->last), other = 0;
 	size_t k;
 
+	x += (int64_t)b->mid;
 	if (!strcmp(e->kind, "fallthrough") || !strcmp(e->kind, "jump") ||
 	    !strcmp(e->kind, "return"))
 		return x;
@@ -741,6 +748,31 @@ static int check_func(struct oracle *o, json_t *jf, size_t fi)
 			o->profile_path, fname, entry);
 		goto out;
 	}
+	{
+		json_t *jv = json_object_get(jf, "virtual");
+
+		for (i = 0; json_is_array(jv) && i < json_array_size(jv); i++) {
+			json_t *v = json_array_get(jv, i);
+			uint64_t from = EXIT_ADDR, to = EXIT_ADDR, at = 0, count;
+			bool has;
+			int bi;
+
+			if (!json_is_string(json_object_get(v, "to")) ||
+			    strcmp(json_string_value(json_object_get(v, "to")), "exit"))
+				parse_hex(json_object_get(v, "to"), &to);
+			if (!json_is_string(json_object_get(v, "from")) ||
+			    strcmp(json_string_value(json_object_get(v, "from")), "exit"))
+				parse_hex(json_object_get(v, "from"), &from);
+			if (!parse_count(json_object_get(v, "count"), &has, &count) || !has)
+				continue;
+			if (parse_hex(json_object_get(v, "stopped_at"), &at) &&
+			    (bi = block_index(bl, nb, from)) >= 0 && bl[bi].start == at)
+				bl[bi].faulted += count;
+			if (parse_hex(json_object_get(v, "resumed_at"), &at) &&
+			    (bi = block_index(bl, nb, to)) >= 0 && bl[bi].start != at)
+				bl[bi].mid += count;
+		}
+	}
 
 	o->funcs++;
 	for (i = 0; i < nb; i++) {
@@ -751,7 +783,7 @@ static int check_func(struct oracle *o, json_t *jf, size_t fi)
 			continue;
 		}
 		o->blocks++;
-		want = execs(&o->cg, bl[i].start);
+		want = execs(&o->cg, bl[i].start) + bl[i].faulted;
 		if (want != bl[i].count)
 			diff(o, fname, "block", bl[i].start, 0, "", bl[i].count, (int64_t)want);
 	}
