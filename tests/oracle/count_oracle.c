@@ -90,8 +90,9 @@ struct pblock {
 	int last_class;
 	/* From the profile's virtual edges (flow the program's frames carried without call or
 	 * return, which edgeprof measured by unwinding): */
-	uint64_t faulted; /* frames that stopped at its first instruction: entered, but
-			   * callgrind does not count an instruction that faults */
+	uint64_t faulted; /* frames that stopped inside it (a fatal signal): entered, but
+			   * callgrind drops the counts of a whole superblock whose execution
+			   * faults, so its first instruction is short by that many */
 	uint64_t mid;     /* frames resumed inside it (a forked child waiting on its call):
 			   * they leave it without executing its instructions */
 };
@@ -766,7 +767,8 @@ static int check_func(struct oracle *o, json_t *jf, size_t fi)
 			if (!parse_count(json_object_get(v, "count"), &has, &count) || !has)
 				continue;
 			if (parse_hex(json_object_get(v, "stopped_at"), &at) &&
-			    (bi = block_index(bl, nb, from)) >= 0 && bl[bi].start == at)
+			    (bi = block_index(bl, nb, from)) >= 0 && at >= bl[bi].start &&
+			    at < bl[bi].end)
 				bl[bi].faulted += count;
 			if (parse_hex(json_object_get(v, "resumed_at"), &at) &&
 			    (bi = block_index(bl, nb, to)) >= 0 && bl[bi].start != at)
