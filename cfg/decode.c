@@ -111,8 +111,16 @@ static uint8_t probe_class(const uint8_t *b, unsigned size)
 		return PROBE_EMULATED; /* push reg */
 	if ((size == 1 && b[0] == 0x90) || (size == 2 && b[0] == 0x66 && b[1] == 0x90))
 		return PROBE_EMULATED; /* nop, xchg %ax,%ax */
-	/* The kernel refuses uprobes on these (int3, int n, into, int1, hlt, iret, far
-	 * transfers, in/out): never place one there. */
+	/* The kernel refuses uprobes on instructions with an es, cs, ss or ds segment prefix
+	 * (padding like `cs nopw`, `notrack jmp`) or a lock prefix (atomics). */
+	for (unsigned i = 0; i < size && i < 4; i++) {
+		if (b[i] == 0x26 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e || b[i] == 0xf0)
+			return PROBE_NEVER;
+		if (b[i] != 0x64 && b[i] != 0x65 && b[i] != 0x66 && b[i] != 0x67 && b[i] != 0xf2 &&
+		    b[i] != 0xf3)
+			break;
+	}
+	/* ... and on these (int3, int n, into, int1, hlt, iret, far transfers, in/out). */
 	if (b[0] == 0xcc || b[0] == 0xcd || b[0] == 0xce || b[0] == 0xf1 || b[0] == 0xf4 ||
 	    b[0] == 0xcf || b[0] == 0xca || b[0] == 0xcb || b[0] == 0xea || b[0] == 0x9a ||
 	    (b[0] >= 0xe4 && b[0] <= 0xe7) || (b[0] >= 0xec && b[0] <= 0xef) ||

@@ -49,8 +49,10 @@ static const char run_usage[] =
 struct run_ctx {
 	const char *binary;        /* PROG's resolved real path */
 	struct elf_image *img;
-	const struct cfg_program *prog;
+	struct cfg_program *prog;
 	struct placement *pl;
+	const struct placement_options *popt;
+	uint32_t capacity;         /* counters the BPF map holds */
 	struct probes *probes;
 	uint64_t bias;             /* run-time address - ELF vaddr of PROG's code */
 	uint32_t *indirect_site;   /* ordinal -> index into pl->sites */
@@ -139,33 +141,91 @@ static int resolve_prog(const char *prog, char *out, size_t len)
 	return pr_err("'%s': command not found", prog);
 }
 
-/* Once PROG is stopped right after exec: one link for every site, then count this process. */
+/* Makes the instruction at VADDR unprobeable in PROG (the kernel refused a probe there). */
+static void mark_refused(struct cfg_program *prog, uint64_t vaddr)
+{
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		struct cfg_func *f = &prog->funcs[i];
+		int b = cfg_func__block_containing(f, vaddr);
+
+		for (uint32_t k = 0; b >= 0 && k < f->blocks[b].ninsns; k++)
+			if (f->insns[f->blocks[b].first_insn + k].addr == vaddr)
+				f->insns[f->blocks[b].first_insn + k].probe_class = PROBE_NEVER;
+	}
+}
+
+/* The file offsets of the sites of the plan. Returns a malloc'd array, or NULL (reported). */
+static uint64_t *site_offsets(const struct run_ctx *c)
+{
+	uint64_t *offs = malloc((c->pl->nsites + 1) * sizeof(*offs));
+
+	if (!offs) {
+		pr_err("out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < c->pl->nsites; i++)
+		if (elf_image__vaddr_to_offset(c->img, c->pl->sites[i].addr, &offs[i])) {
+			pr_err("'%s': probe site %#llx has no file offset", c->binary,
+			       (unsigned long long)c->pl->sites[i].addr);
+			free(offs);
+			return NULL;
+		}
+	return offs;
+}
+
+/* Once PROG is stopped right after exec: one link for every site, then count this process.
+ * Sites on instructions the kernel refuses are found, left out, and the probes planned again
+ * (the process exists but has not run an instruction yet). */
 static int attach_probes(void *arg, int pid)
 {
 	struct run_ctx *c = arg;
-	uint64_t *offs = malloc((c->pl->nsites + 1) * sizeof(*offs));
-	uint64_t *cookies = malloc((c->pl->nsites + 1) * sizeof(*cookies));
-	int err = -ENOMEM;
+	int err = -EINVAL;
 
-	if (!offs || !cookies)
-		goto out;
-	for (size_t i = 0; i < c->pl->nsites; i++) {
-		if (elf_image__vaddr_to_offset(c->img, c->pl->sites[i].addr, &offs[i])) {
-			err = pr_err("'%s': probe site %#llx has no file offset", c->binary,
-				     (unsigned long long)c->pl->sites[i].addr);
-			goto out;
+	for (int round = 0; round < 4; round++) {
+		uint64_t *offs = site_offsets(c), *cookies, *bad = NULL;
+		size_t nbad = 0;
+
+		if (!offs)
+			return -EINVAL;
+		cookies = malloc((c->pl->nsites + 1) * sizeof(*cookies));
+		if (!cookies) {
+			free(offs);
+			return pr_err("out of memory");
 		}
-		cookies[i] = probes__cookie(&c->pl->sites[i]);
+		for (size_t i = 0; i < c->pl->nsites; i++)
+			cookies[i] = probes__cookie(&c->pl->sites[i]);
+		err = c->pl->nsites ? probes__attach(c->probes, c->binary, offs, cookies,
+						     c->pl->nsites) : 0;
+		free(cookies);
+		if (err == -ENOTSUPP)
+			err = probes__refused(c->probes, c->binary, offs, c->pl->nsites, &bad, &nbad);
+		free(offs);
+		if (err)
+			return err;
+		if (!nbad) {
+			c->bias = load_bias(pid, c->binary, c->img);
+			return probes__add_pid(c->probes, pid);
+		}
+		pr_info("the kernel refuses probes on %zu instructions: placing probes without them",
+			nbad);
+		for (size_t i = 0; i < nbad; i++) {
+			uint64_t v;
+
+			if (!elf_image__offset_to_vaddr(c->img, bad[i], &v)) {
+				pr_debug("the kernel refuses a probe at %#llx",
+					 (unsigned long long)v);
+				mark_refused(c->prog, v);
+			}
+		}
+		free(bad);
+		placement__free(c->pl);
+		if (placement__plan(c->pl, c->prog, c->popt))
+			return pr_err("'%s': out of memory planning probes", c->binary);
+		if (c->pl->ncounters > c->capacity)
+			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
+				      c->binary, c->pl->ncounters, c->capacity);
 	}
-	err = c->pl->nsites ? probes__attach(c->probes, c->binary, offs, cookies, c->pl->nsites)
-			    : 0;
-	if (!err)
-		err = probes__add_pid(c->probes, pid);
-	c->bias = load_bias(pid, c->binary, c->img);
-out:
-	free(offs);
-	free(cookies);
-	return err;
+	return pr_err("'%s': the kernel keeps refusing probe sites", c->binary);
 }
 
 /* An instruction of the entry function's first block that is not a probe site, where the
@@ -319,12 +379,15 @@ int cmd_run(int argc, char **argv)
 		       (unsigned long long)EP_MAX_COUNTERS);
 		goto out;
 	}
-	if (probes__open(&ctx.probes, pl.ncounters ? pl.ncounters : 1))
+	/* Room for a plan made again without refused sites (see attach_probes). */
+	ctx.capacity = pl.ncounters + pl.ncounters / 2 + 1024;
+	if (probes__open(&ctx.probes, ctx.capacity))
 		goto out;
 	ctx.binary = binary;
 	ctx.img = &img;
 	ctx.prog = &prog;
 	ctx.pl = &pl;
+	ctx.popt = &popt;
 	pr_info("%zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
 		prog.nfuncs, pl.nchord_funcs, pl.nnaive_funcs, pl.nexcluded_funcs, pl.nsites,
 		pl.ncounters);
@@ -335,7 +398,7 @@ int cmd_run(int argc, char **argv)
 			  &tr);
 	if (err)
 		goto out;
-	counters = calloc(pl.ncounters + 1, sizeof(*counters));
+	counters = calloc(ctx.capacity + 1, sizeof(*counters));
 	if (!counters || probes__read(ctx.probes, counters)) {
 		pr_err("cannot read the counters");
 		goto out_status;

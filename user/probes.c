@@ -204,6 +204,8 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 						     &opts);
 		if (!l) {
 			err = -errno;
+			if (err == -ENOTSUPP)
+				goto fail; /* an instruction the kernel refuses: the caller looks */
 			pr_err("cannot attach %zu probes to '%s': %s%s", cnt, binary_path,
 			       strerror(-err),
 			       err == -EINVAL || err == -EOPNOTSUPP
@@ -376,5 +378,72 @@ int probes__read_indirect(struct probes *p, probes_indirect_fn fn, void *ctx)
 	if (p->skel->bss->lost_indirect)
 		return pr_err("%llu indirect jumps could not be recorded (too many targets)",
 			      (unsigned long long)p->skel->bss->lost_indirect);
+	return 0;
+}
+
+/* Tries to attach a count probe at each of OFFS[lo, hi) of PATH at once; on a refusal,
+ * narrows down to the offsets the kernel refuses, appending them to *BAD. */
+static int bisect_refused(struct probes *p, const char *path, const uint64_t *offs,
+			  const uint64_t *cookies, size_t lo, size_t hi, uint64_t **bad,
+			  size_t *nbad, int *calls)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = (const unsigned long *)(offs + lo),
+		    .cookies = (const __u64 *)(cookies + lo), .cnt = hi - lo);
+	struct bpf_link *l;
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	if (++*calls > 100000)
+		return -E2BIG;
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, -1, path, NULL, &opts);
+	if (l) {
+		bpf_link__destroy(l);
+		return 0;
+	}
+	err = -errno;
+	if (err != -ENOTSUPP && err != -EINVAL && err != -EOPNOTSUPP)
+		return err; /* not about an offset */
+	if (hi - lo == 1) {
+		uint64_t *nb = realloc(*bad, (*nbad + 1) * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		*bad = nb;
+		(*bad)[(*nbad)++] = offs[lo];
+		return 0;
+	}
+	err = bisect_refused(p, path, offs, cookies, lo, lo + (hi - lo) / 2, bad, nbad, calls);
+	return err ? err : bisect_refused(p, path, offs, cookies, lo + (hi - lo) / 2, hi, bad,
+					  nbad, calls);
+}
+
+int probes__refused(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		    size_t n, uint64_t **bad, size_t *nbad)
+{
+	uint64_t *cookies;
+	int err = 0, calls = 0;
+
+	*bad = NULL;
+	*nbad = 0;
+	if (!n)
+		return 0;
+	cookies = calloc(n, sizeof(*cookies)); /* count cookies of counter 0 */
+	if (!cookies)
+		return -ENOMEM;
+	for (size_t done = 0; !err && done < n; done += PROBES_MAX_PER_LINK) {
+		size_t hi = n - done < PROBES_MAX_PER_LINK ? n : done + PROBES_MAX_PER_LINK;
+
+		err = bisect_refused(p, binary_path, file_offsets, cookies, done, hi, bad, nbad,
+				     &calls);
+	}
+	free(cookies);
+	if (err) {
+		free(*bad);
+		*bad = NULL;
+		*nbad = 0;
+		return pr_err("cannot check the probe sites of '%s': %s", binary_path,
+			      strerror(-err));
+	}
 	return 0;
 }

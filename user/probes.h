@@ -31,6 +31,7 @@ int probes__open(struct probes **p, uint32_t ncounters);
  * children) are counted. Attaches nowhere else. May be called once per binary. Returns 0, or
  * a negative errno after reporting the failure (-EINVAL for a cookie naming a counter that
  * does not exist); on failure no probe of this call stays attached. */
+/* (-ENOTSUPP, a refused instruction, is returned without a message.) */
 int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
 		   const uint64_t *cookies, size_t n);
 
@@ -54,6 +55,18 @@ void probes__close(struct probes *p);
  * condition and the taken / not-taken counters for SITE_BRANCH; PLACEMENT_NO_COUNTER becomes
  * EP_IDX_NONE (that outcome is not counted). */
 uint64_t probes__cookie(const struct probe_site *s);
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's "not supported": an instruction uprobes refuse */
+#endif
+
+/* The file offsets among FILE_OFFSETS[0..N) of BINARY_PATH where the kernel refuses a
+ * uprobe (it analyses an instruction when it installs the probe in a process that maps the
+ * file, so such a process must exist, stopped), found by bisection with trial links that
+ * are destroyed at once. Returns 0 with *BAD (malloc'd, *NBAD entries), or -errno with one
+ * line reported. */
+int probes__refused(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		    size_t n, uint64_t **bad, size_t *nbad);
 
 /* Called once per (indirect site ordinal, run-time target address) with its hit count. */
 typedef void (*probes_indirect_fn)(void *ctx, uint32_t ordinal, uint64_t target, uint64_t hits);
