@@ -13,7 +13,7 @@
 # Environment:
 #   REPS (5)            repetitions of every column on the test programs, and of native on
 #                       the corpus
-#   REPS_SLOW (1)       repetitions of chords, naive and callgrind on the corpus
+#   REPS_SLOW (2)       repetitions of chords, naive and callgrind on the corpus
 #   CORPUS_KIND (overhead)  corpus workload size: "overhead" (small sizes defined here, a few
 #                       tens of ms natively, so the profiled runs end in a minute or so) or
 #                       "bench" (bench/corpus-env.sh's ~1 s workloads: edgeprof takes many
@@ -37,7 +37,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 EDGEPROF_SRC=${EDGEPROF:-build/edgeprof}
 REPS=${REPS:-5}
-REPS_SLOW=${REPS_SLOW:-1}
+REPS_SLOW=${REPS_SLOW:-2}
 CORPUS_KIND=${CORPUS_KIND:-overhead}
 CHORDS_TIMEOUT=${CHORDS_TIMEOUT:-300}
 CALLGRIND_TIMEOUT=${CALLGRIND_TIMEOUT:-600}
