@@ -5,8 +5,10 @@
 #   1. makes sure build/corpus/NAME.callgrind.out is a valid callgrind run of the workload
 #      (scripts/check-corpus.sh --callgrind-only, which reuses it while binary, inputs and
 #      command are unchanged, and re-runs callgrind otherwise);
-#   2. runs the workload natively, under `edgeprof run` (default placement) and under
-#      `edgeprof run --placement naive`, requiring the same stdout and exit status;
+#   2. runs the workload natively and under `edgeprof run` (default placement), and with
+#      NAIVE=1 also under `edgeprof run --placement naive` (one single-stepped probe per block:
+#      hours on these workloads, so not by default; the test programs check naive in
+#      `make test`), requiring the same stdout and exit status;
 #   3. checks both profiles (`edgeprof report --json`) against the callgrind output with
 #      build/tests/count_oracle (no difference allowed).
 # Prints one line per workload per check; exits 1 if any check failed (also when
@@ -84,7 +86,9 @@ for name in "${SELECTED[@]}"; do
 	rc=0
 	"${CORPUS_WL_CMD[@]}" </dev/null >"$base.native.stdout" 2>"$base.native.stderr" || rc=$?
 	native_rc=$rc
-	for placement in optimal naive; do
+	placements=(optimal)
+	[ "${NAIVE:-0}" = 1 ] && placements+=(naive)
+	for placement in "${placements[@]}"; do
 		pargs=()
 		[ "$placement" = naive ] && pargs=(--placement naive)
 		data=$base.$placement.data
