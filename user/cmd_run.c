@@ -26,6 +26,7 @@
 #include "estimators/propagate.h"
 #include "log.h"
 #include "probes.h"
+#include "proc_maps.h"
 #include "profile.h"
 #include "run_weights.h"
 #include "tracer.h"
@@ -61,29 +62,14 @@ struct run_ctx {
 	uint64_t unmatched;        /* indirect hits to a target that is no edge */
 };
 
-/* The run-time load bias of PATH in process PID, from its mappings (0 when not found, which
- * is also right for a non-PIE executable). */
+/* The run-time load bias of PATH in process PID (0 when not found, which is also right for
+ * a non-PIE executable). */
 static uint64_t load_bias(int pid, const char *path, const struct elf_image *img)
 {
-	char maps[64], line[4096];
-	FILE *f;
-	uint64_t bias = 0, first = img->segs[0].vaddr - img->segs[0].offset;
+	uint64_t base = proc_maps__base(pid, path);
+	uint64_t first = img->segs[0].vaddr - img->segs[0].offset;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
-		char name[4096];
-
-		if (sscanf(line, "%llx-%*[0-9a-f] %*s %llx %*s %*s %4095s", &lo, &off, name) == 3 &&
-		    off == 0 && strcmp(name, path) == 0) {
-			bias = lo - (first & ~0xfffULL);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return bias;
+	return base ? base - (first & ~0xfffULL) : 0;
 }
 
 /* One target an indirect site saw: add its hits to the counter of the matching out-edge. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc_maps.h"
 
 /* Deeper stacks are cut there and counted as unwind failures. */
 #define TRACER_MAX_FRAMES (1u << 20)
@@ -788,24 +789,9 @@ static bool early_hit(struct tracer *t, int tid, int tgid)
 static void early_place(struct tracer *t, int pid, const char *path, uint64_t vaddr,
 			uint64_t load_vaddr)
 {
-	char maps[64], line[4096], *exe = realpath(path, NULL);
-	FILE *f;
-	uint64_t base = 0;
+	char *exe = realpath(path, NULL);
+	uint64_t base = exe ? proc_maps__base(pid, exe) : 0;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = exe ? fopen(maps, "r") : NULL;
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
-		char name[4096];
-
-		if (sscanf(line, "%llx-%*[0-9a-f] %*s %llx %*s %*s %4095s", &lo, &off, name) == 3 &&
-		    off == 0 && strcmp(name, exe) == 0) {
-			base = lo;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
 	free(exe);
 	if (!base)
 		return;
