@@ -525,20 +525,10 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 
 		for (uint32_t k = 0; va && k < f->nvirt; k++) {
 			const struct profile_virtual *pv = &f->virt[k];
-			json_t *vo = json_object();
 
-			if (!vo) {
-				err++;
-				break;
-			}
-			jset(vo, "from", jvertex(f, pv->from), &err);
-			jset(vo, "to", jvertex(f, pv->to), &err);
-			jset(vo, "count", json_integer((json_int_t)pv->count), &err);
-			if (pv->stopped_at)
-				jset(vo, "stopped_at", jhex(pv->stopped_at), &err);
-			if (pv->resumed_at)
-				jset(vo, "resumed_at", jhex(pv->resumed_at), &err);
-			jpush(va, vo, &err);
+			jpush(va, profile__virtual_json(jvertex(f, pv->from), jvertex(f, pv->to),
+							pv->count, pv->stopped_at, pv->resumed_at),
+			      &err);
 		}
 		if (va)
 			jset(o, "virtual", va, &err);

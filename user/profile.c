@@ -324,6 +324,31 @@ static void write_placement(struct writer *w)
 	fputs("]", w->out);
 }
 
+json_t *profile__virtual_json(json_t *from, json_t *to, uint64_t count, uint64_t stopped_at,
+			      uint64_t resumed_at)
+{
+	json_t *vo = json_object();
+	int err = 0;
+
+	if (!vo) {
+		json_decref(from);
+		json_decref(to);
+		return NULL;
+	}
+	jset(vo, "from", from, &err);
+	jset(vo, "to", to, &err);
+	jset(vo, "count", json_integer((json_int_t)count), &err);
+	if (stopped_at)
+		jset(vo, "stopped_at", jhex(stopped_at), &err);
+	if (resumed_at)
+		jset(vo, "resumed_at", jhex(resumed_at), &err);
+	if (err) {
+		json_decref(vo);
+		return NULL;
+	}
+	return vo;
+}
+
 static json_t *jvertex(const struct cfg_func *f, uint32_t v)
 {
 	if (v >= f->nblocks)
@@ -414,20 +439,10 @@ static json_t *func_json(struct writer *w, size_t i)
 		}
 		for (; va && lo < in->nvirtual && in->ve[lo].func == i; lo++) {
 			const struct virtual_edge *x = &in->ve[lo];
-			json_t *vo = json_object();
 
-			if (!vo) {
-				err++;
-				break;
-			}
-			jset(vo, "from", jvertex(f, x->from), &err);
-			jset(vo, "to", jvertex(f, x->to), &err);
-			jset(vo, "count", json_integer((json_int_t)x->count), &err);
-			if (x->stopped_at)
-				jset(vo, "stopped_at", jhex(x->stopped_at), &err);
-			if (x->resumed_at)
-				jset(vo, "resumed_at", jhex(x->resumed_at), &err);
-			jpush(va, vo, &err);
+			jpush(va, profile__virtual_json(jvertex(f, x->from), jvertex(f, x->to),
+							x->count, x->stopped_at, x->resumed_at),
+			      &err);
 		}
 		if (!va)
 			err++;

@@ -62,6 +62,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 #include <stdint.h>
 
 #include "cfg/cfg.h"
@@ -230,6 +231,12 @@ static inline const char *profile__file(const struct profile *p, uint32_t file)
 {
 	return file < p->nfiles ? p->files[file] : NULL;
 }
+
+/* The JSON object of one virtual edge, {"from","to","count"[,"stopped_at"][,"resumed_at"]}
+ * (zero addresses are left out); takes FROM and TO (vertex values: "0x.." or "exit"). NULL
+ * when out of memory. Shared by the profile writer and `report --json`. */
+json_t *profile__virtual_json(json_t *from, json_t *to, uint64_t count, uint64_t stopped_at,
+			      uint64_t resumed_at);
 
 /* "chords", "naive" or "excluded". */
 const char *profile__status_name(unsigned status);

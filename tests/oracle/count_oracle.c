@@ -292,39 +292,6 @@ static bool decode_block(struct binary *b, struct pblock *bl)
 
 /* ---- callgrind data ------------------------------------------------------------------------ */
 
-static int cmp_insn(const void *a, const void *b)
-{
-	const struct cg_insn *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int cmp_jump(const void *a, const void *b)
-{
-	const struct cg_jump *x = a, *y = b;
-
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	if (x->to != y->to)
-		return x->to < y->to ? -1 : 1;
-	return (int)x->cond - (int)y->cond;
-}
-
-static int cmp_call(const void *a, const void *b)
-{
-	const struct cg_call *x = a, *y = b;
-
-	if (x->site_in != y->site_in)
-		return (int)x->site_in - (int)y->site_in;
-	if (x->site != y->site)
-		return x->site < y->site ? -1 : 1;
-	if (x->target_in != y->target_in)
-		return (int)x->target_in - (int)y->target_in;
-	if (x->target != y->target)
-		return x->target < y->target ? -1 : 1;
-	return 0;
-}
-
 static int cmp_jump_to(const void *a, const void *b)
 {
 	const struct cg_jump *x = a, *y = b;
@@ -337,65 +304,6 @@ static int cmp_call_target(const void *a, const void *b)
 	const struct cg_call *x = a, *y = b;
 
 	return x->target < y->target ? -1 : x->target > y->target;
-}
-
-/* Appends SRC's arrays to DST's (unsorted). */
-static int append(struct cg_profile *dst, const struct cg_profile *src)
-{
-	void *a, *j, *c;
-
-	a = realloc(dst->insns, (dst->ninsns + src->ninsns + 1) * sizeof(*dst->insns));
-	if (a)
-		dst->insns = a;
-	j = realloc(dst->jumps, (dst->njumps + src->njumps + 1) * sizeof(*dst->jumps));
-	if (j)
-		dst->jumps = j;
-	c = realloc(dst->calls, (dst->ncalls + src->ncalls + 1) * sizeof(*dst->calls));
-	if (c)
-		dst->calls = c;
-	if (!a || !j || !c)
-		return -1;
-	memcpy(dst->insns + dst->ninsns, src->insns, src->ninsns * sizeof(*src->insns));
-	dst->ninsns += src->ninsns;
-	memcpy(dst->jumps + dst->njumps, src->jumps, src->njumps * sizeof(*src->jumps));
-	dst->njumps += src->njumps;
-	memcpy(dst->calls + dst->ncalls, src->calls, src->ncalls * sizeof(*src->calls));
-	dst->ncalls += src->ncalls;
-	dst->object_ir += src->object_ir;
-	return 0;
-}
-
-/* Sorts and merges the summed arrays as cg_profile__load leaves one file's. */
-static void merge(struct cg_profile *p)
-{
-	size_t i, n;
-
-	qsort(p->insns, p->ninsns, sizeof(*p->insns), cmp_insn);
-	for (i = n = 0; i < p->ninsns; i++) {
-		if (n && p->insns[n - 1].addr == p->insns[i].addr)
-			p->insns[n - 1].count += p->insns[i].count;
-		else
-			p->insns[n++] = p->insns[i];
-	}
-	p->ninsns = n;
-	qsort(p->jumps, p->njumps, sizeof(*p->jumps), cmp_jump);
-	for (i = n = 0; i < p->njumps; i++) {
-		if (n && !cmp_jump(&p->jumps[n - 1], &p->jumps[i])) {
-			p->jumps[n - 1].taken += p->jumps[i].taken;
-			p->jumps[n - 1].executed += p->jumps[i].executed;
-		} else {
-			p->jumps[n++] = p->jumps[i];
-		}
-	}
-	p->njumps = n;
-	qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_call);
-	for (i = n = 0; i < p->ncalls; i++) {
-		if (n && !cmp_call(&p->calls[n - 1], &p->calls[i]))
-			p->calls[n - 1].count += p->calls[i].count;
-		else
-			p->calls[n++] = p->calls[i];
-	}
-	p->ncalls = n;
 }
 
 static int load_callgrind(struct cgdata *cg, const char **files, int nfiles, const char *object)
@@ -418,14 +326,13 @@ static int load_callgrind(struct cgdata *cg, const char **files, int nfiles, con
 			cg_profile__free(&one);
 			return -1;
 		}
-		if (append(&cg->p, &one)) {
+		if (cg_profile__add(&cg->p, &one)) {
 			fprintf(stderr, "count_oracle: out of memory\n");
 			cg_profile__free(&one);
 			return -1;
 		}
 		cg_profile__free(&one);
 	}
-	merge(&cg->p);
 	if (!cg->p.ninsns) {
 		fprintf(stderr, "count_oracle: no callgrind costs for object '%s'\n", object);
 		return -1;

@@ -643,6 +643,32 @@ int cg_profile__parse(struct cg_profile *prof, const char *buf, size_t len, cons
 	return 0;
 }
 
+int cg_profile__add(struct cg_profile *dst, const struct cg_profile *src)
+{
+	void *a, *j, *c;
+
+	a = realloc(dst->insns, (dst->ninsns + src->ninsns + 1) * sizeof(*dst->insns));
+	if (a)
+		dst->insns = a;
+	j = realloc(dst->jumps, (dst->njumps + src->njumps + 1) * sizeof(*dst->jumps));
+	if (j)
+		dst->jumps = j;
+	c = realloc(dst->calls, (dst->ncalls + src->ncalls + 1) * sizeof(*dst->calls));
+	if (c)
+		dst->calls = c;
+	if (!a || !j || !c)
+		return -1;
+	memcpy(dst->insns + dst->ninsns, src->insns, src->ninsns * sizeof(*src->insns));
+	dst->ninsns += src->ninsns;
+	memcpy(dst->jumps + dst->njumps, src->jumps, src->njumps * sizeof(*src->jumps));
+	dst->njumps += src->njumps;
+	memcpy(dst->calls + dst->ncalls, src->calls, src->ncalls * sizeof(*src->calls));
+	dst->ncalls += src->ncalls;
+	dst->object_ir += src->object_ir;
+	finish(dst);
+	return 0;
+}
+
 int cg_profile__load(struct cg_profile *prof, const char *path, const char *object)
 {
 	char *buf = NULL;

@@ -62,6 +62,11 @@ int cg_profile__parse(struct cg_profile *prof, const char *buf, size_t len, cons
 /* Releases what a load allocated; safe on a zeroed or failed profile. */
 void cg_profile__free(struct cg_profile *prof);
 
+/* Adds the counts of SRC (another process's profile of the same object, e.g. a forked child)
+ * to DST, which stays sorted and merged as cg_profile__load leaves it. A zeroed DST is fine.
+ * Returns 0, or -1 when out of memory (DST unchanged in meaning, maybe larger). */
+int cg_profile__add(struct cg_profile *dst, const struct cg_profile *src);
+
 /* The execution count of the instruction at ADDR (0 when it never ran). */
 uint64_t cg_profile__count(const struct cg_profile *prof, uint64_t addr);
 
