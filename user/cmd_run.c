@@ -242,6 +242,41 @@ static uint64_t early_stop_site(const struct cfg_program *prog, const struct pla
 	return 0;
 }
 
+/* The frames of one C++ throw, from its marker at events[I]: innermost first, each frame whose
+ * call has no landing pad is skipped by the exception (left without returning); the first one
+ * whose call has one handles it (through its exception edge) and ends the walk. Returns the
+ * index of the throw's last event. */
+static size_t throw_frames(const struct cfg_program *prog, const struct block_index *bi,
+			   const struct tracer_result *tr, size_t i, struct virtual_edge *v,
+			   size_t *n, size_t *unmapped)
+{
+	bool handled = false;
+
+	for (i++; i < tr->nevents && tr->events[i].kind == FRAME_THROW && tr->events[i].vaddr;
+	     i++) {
+		const struct frame_event *ev = &tr->events[i];
+		const struct block_ref *r;
+		const struct cfg_func *f;
+		const struct cfg_block *b;
+
+		if (handled || ev->activation)
+			continue;
+		r = block_index__find(bi, ev->vaddr - 1);
+		if (!r || r->end != ev->vaddr) {
+			(*unmapped)++;
+			continue;
+		}
+		f = &prog->funcs[r->func];
+		b = &f->blocks[r->block];
+		for (uint32_t k = 0; k < b->nsucc; k++)
+			handled |= f->edges[f->succ[b->first_succ + k]].kind == EDGE_EXCEPTION;
+		if (!handled && frames__virtual_edge(prog, bi, ev->vaddr, FRAME_LEFT, false,
+						     &v[*n]) == 1)
+			(*n)++;
+	}
+	return i - 1;
+}
+
 /* Maps the unwound frames to virtual edges (one list for the whole program). */
 static int frames_to_virtual(const struct cfg_program *prog, const struct tracer_result *tr,
 			     struct virtual_edge **vout, size_t *nout, size_t *unmapped)
@@ -261,10 +296,15 @@ static int frames_to_virtual(const struct cfg_program *prog, const struct tracer
 	}
 	for (i = 0; i < tr->nevents; i++) {
 		const struct frame_event *ev = &tr->events[i];
-		int rc = frames__virtual_edge(prog, &bi, ev->vaddr,
-					      ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
-					      ev->activation, &v[n]);
+		int rc;
 
+		if (ev->kind == FRAME_THROW) {
+			i = throw_frames(prog, &bi, tr, i, v, &n, unmapped);
+			continue;
+		}
+		rc = frames__virtual_edge(prog, &bi, ev->vaddr,
+					  ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
+					  ev->activation, &v[n]);
 		if (rc == 1)
 			n++;
 		else if (rc < 0)

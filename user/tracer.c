@@ -49,7 +49,7 @@ struct task {
  * unwinds the thread's frames before the thread exits: they are recorded at the breakpoint,
  * while still on the stack) and the longjmp family (which skips frames: they are recorded
  * before, and the frame it lands in after). */
-enum bp_kind { BP_PTHREAD_EXIT = 0, BP_LONGJMP = 1 };
+enum bp_kind { BP_PTHREAD_EXIT = 0, BP_LONGJMP = 1, BP_THROW = 2 };
 
 struct bp {
 	uint64_t addr;	 /* runtime address */
@@ -58,7 +58,7 @@ struct bp {
 	uint8_t kind;	 /* enum bp_kind */
 };
 
-#define MAX_BPS 6
+#define MAX_BPS 8
 
 /* A traced process (address space) and its breakpoints. */
 struct proc {
@@ -99,7 +99,7 @@ struct saved_signals {
 
 const char *frame_event__kind_name(uint8_t kind)
 {
-	return kind == FRAME_ENTRY ? "ENTRY" : "EXIT";
+	return kind == FRAME_ENTRY ? "ENTRY" : kind == FRAME_THROW ? "THROW" : "EXIT";
 }
 
 void tracer_result__release(struct tracer_result *res)
@@ -418,7 +418,7 @@ static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
 
 /* --- the pthread_exit breakpoint ---------------------------------------------------------- */
 
-#define NSEARCH 5
+#define NSEARCH 7
 
 /* Functions to break on, looked up in one pass over the process's objects (libc's first). */
 static const struct {
@@ -427,7 +427,8 @@ static const struct {
 } bp_functions[NSEARCH] = {
 	{ "pthread_exit", BP_PTHREAD_EXIT }, { "longjmp", BP_LONGJMP },
 	{ "_longjmp", BP_LONGJMP },	      { "siglongjmp", BP_LONGJMP },
-	{ "__longjmp_chk", BP_LONGJMP },
+	{ "__longjmp_chk", BP_LONGJMP }, { "_Unwind_RaiseException", BP_THROW },
+	{ "_Unwind_Resume", BP_THROW },
 };
 
 struct symbol_search {
@@ -759,6 +760,14 @@ static int breakpoint_hit(struct tracer *t, int tid, int tgid)
 
 		longjmp_hit(t, tid, tgid, &copy, &regs);
 		return 1 + BP_LONGJMP;
+	}
+	if (b->kind == BP_THROW) {
+		struct frame_event marker = { .vaddr = 0, .kind = FRAME_THROW, .tid = tid };
+
+		add_event(t, &marker);
+		unwind_task(t, tid, tgid, FRAME_THROW);
+		bp_emulate(tid, b, &regs);
+		return 1 + BP_THROW;
 	}
 	unwind_task(t, tid, tgid, FRAME_EXIT);
 	bp_emulate(tid, b, &regs);

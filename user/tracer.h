@@ -18,6 +18,10 @@ enum frame_event_kind {
 	FRAME_EXIT = 0,	 /* a frame left without returning (thread/process exit, fatal signal) */
 	FRAME_ENTRY = 1, /* a frame entered without a call (a forked child resumes in its
 			  * parent's frames) */
+	FRAME_THROW = 2, /* a frame on the stack when a C++ exception is raised (or resumed
+			  * after a cleanup), innermost first; each throw starts with a marker
+			  * event of this kind with vaddr 0. The caller decides which frames the
+			  * exception skips (those whose call site has no landing pad). */
 };
 
 struct frame_event {
