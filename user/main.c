@@ -30,8 +30,9 @@ static void print_usage(FILE *out)
 		"       edgeprof --version\n"
 		"       edgeprof help COMMAND\n"
 		"\n"
-		"edgeprof recovers the control-flow graph of x86-64 ELF binaries (and will profile\n"
-		"their edges with eBPF uprobes).\n"
+		"edgeprof counts how often every edge and block of an unmodified x86-64 program\n"
+		"executes, exactly, with eBPF uprobes on the chords of a spanning tree of each\n"
+		"function's control-flow graph, and shows those graphs.\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
