@@ -13,13 +13,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "json_out.h"
 #include "builtin.h"
 #include "log.h"
 #include "profile.h"
 
 #define DEFAULT_TOP 20
 #define MAX_TOP 1000000
-#define HEXLEN 24
 #define MAX_VIOLATIONS_SHOWN 8 /* vertices listed per function in text */
 
 struct report_opts {
@@ -99,12 +99,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (!o->file)
 		o->file = PROFILE_DEFAULT_PATH;
 	return -1;
-}
-
-static const char *hex(char *buf, uint64_t addr)
-{
-	snprintf(buf, HEXLEN, "0x%" PRIx64, addr);
-	return buf;
 }
 
 static double pct(uint64_t part, uint64_t total)
@@ -289,7 +283,7 @@ static void print_hot_blocks(FILE *out, const struct profile *p, const struct ho
 		else
 			snprintf(fo, sizeof(fo), "%s-0x%" PRIx64, f->name, f->addr - b->addr);
 		fprintf(out, "  %16" PRIu64 " %7.2f%%  %-18s %-40s %s\n", h[i].count,
-			pct(h[i].count, total), hex(a, b->addr), fo,
+			pct(h[i].count, total), jout_addr(a, b->addr), fo,
 			where_str(p, b->file, b->line, where, sizeof(where)));
 	}
 }
@@ -306,11 +300,11 @@ static void print_hot_edges(FILE *out, const struct profile *p, const struct hot
 		const struct profile_func *f = &p->funcs[h[i].func];
 		const struct profile_edge *e = &f->edges[h[i].id];
 
-		hex(from, f->blocks[e->from].addr);
+		jout_addr(from, f->blocks[e->from].addr);
 		if (e->to == f->nblocks)
 			snprintf(to, sizeof(to), "exit");
 		else
-			hex(to, f->blocks[e->to].addr);
+			jout_addr(to, f->blocks[e->to].addr);
 		snprintf(ft, sizeof(ft), "%s -> %s", from, to);
 		fprintf(out, "  %16" PRIu64 " %7.2f%%  %-12s %-40s %s\n", h[i].count,
 			pct(h[i].count, total), cfg_edge_kind__name(e->kind), ft, f->name);
@@ -335,12 +329,12 @@ static void print_violations(FILE *out, const struct profile *p)
 
 		if (!f->nviolations)
 			continue;
-		fprintf(out, "  %s (%s):", f->name, hex(a, f->addr));
+		fprintf(out, "  %s (%s):", f->name, jout_addr(a, f->addr));
 		for (uint32_t k = 0; k < f->nviolations && k < MAX_VIOLATIONS_SHOWN; k++) {
 			uint32_t v = f->violations[k];
 
 			fprintf(out, "%s %s", k ? "," : "",
-				v == f->nblocks ? "exit" : hex(a, f->blocks[v].addr));
+				v == f->nblocks ? "exit" : jout_addr(a, f->blocks[v].addr));
 		}
 		if (f->nviolations > MAX_VIOLATIONS_SHOWN)
 			fprintf(out, " and %" PRIu32 " more (see --json)",
@@ -433,42 +427,23 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 
 /* --- JSON ---------------------------------------------------------------------------------- */
 
-static json_t *jhex(uint64_t addr)
-{
-	char h[HEXLEN];
-
-	return json_string(hex(h, addr));
-}
-
 static json_t *jcount(int64_t c)
 {
 	return c == COUNT_UNKNOWN ? json_null() : json_integer(c);
 }
 
-static void jset(json_t *o, const char *key, json_t *v, int *err)
-{
-	if (!v || json_object_set_new(o, key, v))
-		(*err)++;
-}
-
-static void jpush(json_t *a, json_t *v, int *err)
-{
-	if (!v || json_array_append_new(a, v))
-		(*err)++;
-}
-
 static json_t *jvertex(const struct profile_func *f, uint32_t v)
 {
-	return v >= f->nblocks ? json_string("exit") : jhex(f->blocks[v].addr);
+	return v >= f->nblocks ? json_string("exit") : jout_hex(f->blocks[v].addr);
 }
 
 static void jline(json_t *o, const struct profile *p, uint32_t file, int line, int *err)
 {
 	if (file == PROFILE_NO_FILE)
 		return;
-	jset(o, "file", json_string(profile__file(p, file)), err);
+	jout_set(o, "file", json_string(profile__file(p, file)), err);
 	if (line > 0)
-		jset(o, "line", json_integer(line), err);
+		jout_set(o, "line", json_integer(line), err);
 }
 
 static json_t *json_func(const struct profile *p, const struct profile_func *f)
@@ -484,10 +459,10 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 		json_decref(viol);
 		return NULL;
 	}
-	jset(o, "name", json_string(f->name), &err);
-	jset(o, "addr", jhex(f->addr), &err);
-	jset(o, "status", json_string(profile__status_name(f->status)), &err);
-	jset(o, "count", jcount(f->count), &err);
+	jout_set(o, "name", json_string(f->name), &err);
+	jout_set(o, "addr", jout_hex(f->addr), &err);
+	jout_set(o, "status", json_string(profile__status_name(f->status)), &err);
+	jout_set(o, "count", jcount(f->count), &err);
 	jline(o, p, f->file, f->line, &err);
 	for (uint32_t b = 0; b < f->nblocks; b++) {
 		const struct profile_block *pb = &f->blocks[b];
@@ -497,11 +472,11 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 			err++;
 			break;
 		}
-		jset(bo, "addr", jhex(pb->addr), &err);
-		jset(bo, "end", jhex(pb->end), &err);
-		jset(bo, "count", jcount(pb->count), &err);
+		jout_set(bo, "addr", jout_hex(pb->addr), &err);
+		jout_set(bo, "end", jout_hex(pb->end), &err);
+		jout_set(bo, "count", jcount(pb->count), &err);
 		jline(bo, p, pb->file, pb->line, &err);
-		jpush(blocks, bo, &err);
+		jout_push(blocks, bo, &err);
 	}
 	for (uint32_t e = 0; e < f->nedges; e++) {
 		const struct profile_edge *pe = &f->edges[e];
@@ -511,33 +486,33 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 			err++;
 			break;
 		}
-		jset(eo, "from", jvertex(f, pe->from), &err);
-		jset(eo, "to", jvertex(f, pe->to), &err);
-		jset(eo, "kind", json_string(cfg_edge_kind__name(pe->kind)), &err);
-		jset(eo, "count", jcount(pe->count), &err);
-		jset(eo, "measured", json_boolean(pe->measured), &err);
-		jpush(edges, eo, &err);
+		jout_set(eo, "from", jvertex(f, pe->from), &err);
+		jout_set(eo, "to", jvertex(f, pe->to), &err);
+		jout_set(eo, "kind", json_string(cfg_edge_kind__name(pe->kind)), &err);
+		jout_set(eo, "count", jcount(pe->count), &err);
+		jout_set(eo, "measured", json_boolean(pe->measured), &err);
+		jout_push(edges, eo, &err);
 	}
 	for (uint32_t k = 0; k < f->nviolations; k++)
-		jpush(viol, jvertex(f, f->violations[k]), &err);
+		jout_push(viol, jvertex(f, f->violations[k]), &err);
 	if (f->nvirt) {
 		json_t *va = json_array();
 
 		for (uint32_t k = 0; va && k < f->nvirt; k++) {
 			const struct profile_virtual *pv = &f->virt[k];
 
-			jpush(va, profile__virtual_json(jvertex(f, pv->from), jvertex(f, pv->to),
+			jout_push(va, profile__virtual_json(jvertex(f, pv->from), jvertex(f, pv->to),
 							pv->count, pv->stopped_at, pv->resumed_at),
 			      &err);
 		}
 		if (va)
-			jset(o, "virtual", va, &err);
+			jout_set(o, "virtual", va, &err);
 		else
 			err++;
 	}
-	jset(o, "blocks", blocks, &err);
-	jset(o, "edges", edges, &err);
-	jset(o, "violations", viol, &err);
+	jout_set(o, "blocks", blocks, &err);
+	jout_set(o, "edges", edges, &err);
+	jout_set(o, "violations", viol, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -552,7 +527,7 @@ static json_t *json_head(const struct profile *p)
 	int err = 0;
 
 	for (size_t i = 0; argv && i < p->argc; i++)
-		jpush(argv, json_string(p->argv[i]), &err);
+		jout_push(argv, json_string(p->argv[i]), &err);
 	if (!o || !bin || !run || !pl) {
 		json_decref(o);
 		json_decref(bin);
@@ -561,21 +536,21 @@ static json_t *json_head(const struct profile *p)
 		json_decref(pl);
 		return NULL;
 	}
-	jset(bin, "path", json_string(p->binary_path), &err);
-	jset(bin, "build_id", p->build_id[0] ? json_string(p->build_id) : json_null(), &err);
-	jset(o, "binary", bin, &err);
-	jset(run, "argv", argv, &err);
-	jset(run, "exit_code", WIFEXITED(p->wait_status) ?
+	jout_set(bin, "path", json_string(p->binary_path), &err);
+	jout_set(bin, "build_id", p->build_id[0] ? json_string(p->build_id) : json_null(), &err);
+	jout_set(o, "binary", bin, &err);
+	jout_set(run, "argv", argv, &err);
+	jout_set(run, "exit_code", WIFEXITED(p->wait_status) ?
 		json_integer(WEXITSTATUS(p->wait_status)) : json_null(), &err);
-	jset(run, "signal", WIFSIGNALED(p->wait_status) ?
+	jout_set(run, "signal", WIFSIGNALED(p->wait_status) ?
 		json_integer(WTERMSIG(p->wait_status)) : json_null(), &err);
-	jset(run, "seconds", json_real(p->seconds), &err);
-	jset(o, "run", run, &err);
-	jset(pl, "mode", json_string(p->mode == PLACEMENT_NAIVE ? "naive" : "chords"), &err);
-	jset(pl, "chords_functions", json_integer(p->nchord_funcs), &err);
-	jset(pl, "naive_functions", json_integer(p->nnaive_funcs), &err);
-	jset(pl, "excluded_functions", json_integer(p->nexcluded_funcs), &err);
-	jset(o, "placement", pl, &err);
+	jout_set(run, "seconds", json_real(p->seconds), &err);
+	jout_set(o, "run", run, &err);
+	jout_set(pl, "mode", json_string(p->mode == PLACEMENT_NAIVE ? "naive" : "chords"), &err);
+	jout_set(pl, "chords_functions", json_integer(p->nchord_funcs), &err);
+	jout_set(pl, "naive_functions", json_integer(p->nnaive_funcs), &err);
+	jout_set(pl, "excluded_functions", json_integer(p->nexcluded_funcs), &err);
+	jout_set(o, "placement", pl, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;

@@ -5,6 +5,7 @@
  * checks every member (types, ranges, addresses, cross references, summary totals) and copies
  * it into plain arrays, reporting the first problem as one line.
  */
+#include "json_out.h"
 #include "profile.h"
 
 #include <errno.h>
@@ -23,8 +24,6 @@
 #include <unistd.h>
 
 #include "log.h"
-
-#define HEXLEN 24
 
 static const char *const status_names[] = {
 	[PLAN_CHORDS] = "chords", [PLAN_NAIVE] = "naive", [PLAN_EXCLUDED] = "excluded",
@@ -47,12 +46,6 @@ const char *profile__status_name(unsigned status)
 const char *profile__class_name(unsigned probe_class)
 {
 	return probe_class < 4 ? class_names[probe_class] : "?";
-}
-
-static const char *hex(char *buf, uint64_t addr)
-{
-	snprintf(buf, HEXLEN, "0x%" PRIx64, addr);
-	return buf;
 }
 
 /* ---- writing -------------------------------------------------------------------------- */
@@ -81,30 +74,10 @@ static int wfail(struct writer *w, int err, const char *fmt, ...)
 	return err;
 }
 
-static json_t *jhex(uint64_t addr)
-{
-	char h[HEXLEN];
-
-	return json_string(hex(h, addr));
-}
-
 /* A count for the file: null when unknown or negative (a violation, listed as such). */
 static json_t *jcount(int64_t c)
 {
 	return c < 0 ? json_null() : json_integer(c);
-}
-
-/* Sets KEY of O to V (stolen); counts failures (including V == NULL) in *ERR. */
-static void jset(json_t *o, const char *key, json_t *v, int *err)
-{
-	if (!v || json_object_set_new(o, key, v))
-		(*err)++;
-}
-
-static void jpush(json_t *a, json_t *v, int *err)
-{
-	if (!v || json_array_append_new(a, v))
-		(*err)++;
 }
 
 /* Dumps V (stolen) compactly; NULL V is an allocation failure. */
@@ -240,27 +213,27 @@ static void write_header(struct writer *w)
 		lower[i] = (char)((bid[i] >= 'A' && bid[i] <= 'F') ? bid[i] - 'A' + 'a' : bid[i]);
 	lower[sizeof(lower) - 1] = '\0';
 	if (bin) {
-		jset(bin, "path", json_string(in_path(in)), &err);
-		jset(bin, "build_id", bid[0] ? json_string(lower) : json_null(), &err);
+		jout_set(bin, "path", json_string(in_path(in)), &err);
+		jout_set(bin, "build_id", bid[0] ? json_string(lower) : json_null(), &err);
 	}
 	for (size_t i = 0; argv && in->argv && in->argv[i]; i++)
-		jpush(argv, json_string(in->argv[i]), &err);
+		jout_push(argv, json_string(in->argv[i]), &err);
 	if (run) {
 		int ws = in->wait_status;
 
-		jset(run, "argv", argv, &err);
+		jout_set(run, "argv", argv, &err);
 		argv = NULL;
-		jset(run, "wait_status", json_integer(ws & 0xffff), &err);
-		jset(run, "exit_code", WIFEXITED(ws) ? json_integer(WEXITSTATUS(ws)) : json_null(),
+		jout_set(run, "wait_status", json_integer(ws & 0xffff), &err);
+		jout_set(run, "exit_code", WIFEXITED(ws) ? json_integer(WEXITSTATUS(ws)) : json_null(),
 		     &err);
-		jset(run, "signal", WIFSIGNALED(ws) ? json_integer(WTERMSIG(ws)) : json_null(),
+		jout_set(run, "signal", WIFSIGNALED(ws) ? json_integer(WTERMSIG(ws)) : json_null(),
 		     &err);
-		jset(run, "seconds", json_real(isfinite(in->seconds) && in->seconds > 0 ?
+		jout_set(run, "seconds", json_real(isfinite(in->seconds) && in->seconds > 0 ?
 					       in->seconds : 0.0), &err);
-		jset(run, "processes", json_integer(in->nprocesses), &err);
-		jset(run, "threads", json_integer(in->nthreads), &err);
-		jset(run, "unwind_failures", json_integer(in->unwind_failures), &err);
-		jset(run, "virtual_edges", json_integer((json_int_t)in->nvirtual), &err);
+		jout_set(run, "processes", json_integer(in->nprocesses), &err);
+		jout_set(run, "threads", json_integer(in->nthreads), &err);
+		jout_set(run, "unwind_failures", json_integer(in->unwind_failures), &err);
+		jout_set(run, "virtual_edges", json_integer((json_int_t)in->nvirtual), &err);
 	}
 	json_decref(argv);
 	if (!bin || !run || err) {
@@ -295,7 +268,7 @@ static void write_placement(struct writer *w)
 		uint64_t hits = in->counters[ps->counter];
 
 		fprintf(w->out, "%s\n{\"addr\":\"%s\",\"func\":%" PRIu32 ",\"kind\":\"%s\",",
-			s ? "," : "", hex(h, ps->addr), ps->func, site_kind_names[ps->kind]);
+			s ? "," : "", jout_addr(h, ps->addr), ps->func, site_kind_names[ps->kind]);
 		if (ps->kind == SITE_BRANCH) {
 			hits += in->counters[ps->counter2];
 			fprintf(w->out, "\"cc\":%u,", ps->cc);
@@ -335,13 +308,13 @@ json_t *profile__virtual_json(json_t *from, json_t *to, uint64_t count, uint64_t
 		json_decref(to);
 		return NULL;
 	}
-	jset(vo, "from", from, &err);
-	jset(vo, "to", to, &err);
-	jset(vo, "count", json_integer((json_int_t)count), &err);
+	jout_set(vo, "from", from, &err);
+	jout_set(vo, "to", to, &err);
+	jout_set(vo, "count", json_integer((json_int_t)count), &err);
 	if (stopped_at)
-		jset(vo, "stopped_at", jhex(stopped_at), &err);
+		jout_set(vo, "stopped_at", jout_hex(stopped_at), &err);
 	if (resumed_at)
-		jset(vo, "resumed_at", jhex(resumed_at), &err);
+		jout_set(vo, "resumed_at", jout_hex(resumed_at), &err);
 	if (err) {
 		json_decref(vo);
 		return NULL;
@@ -353,7 +326,7 @@ static json_t *jvertex(const struct cfg_func *f, uint32_t v)
 {
 	if (v >= f->nblocks)
 		return json_string("exit");
-	return jhex(f->blocks[v].start);
+	return jout_hex(f->blocks[v].start);
 }
 
 /* The JSON object of function I (NULL on allocation failure). */
@@ -376,21 +349,21 @@ static json_t *func_json(struct writer *w, size_t i)
 		json_decref(viol);
 		return NULL;
 	}
-	jset(o, "name", json_string(f->name ? f->name : ""), &err);
-	jset(o, "addr", jhex(f->entry), &err);
-	jset(o, "status", json_string(profile__status_name(fp->status)), &err);
-	jset(o, "reason", fp->reason ? json_string(fp->reason) : json_null(), &err);
-	jset(o, "count", !excluded && fc->edges ? jcount(fc->edges[f->nedges]) : json_null(),
+	jout_set(o, "name", json_string(f->name ? f->name : ""), &err);
+	jout_set(o, "addr", jout_hex(f->entry), &err);
+	jout_set(o, "status", json_string(profile__status_name(fp->status)), &err);
+	jout_set(o, "reason", fp->reason ? json_string(fp->reason) : json_null(), &err);
+	jout_set(o, "count", !excluded && fc->edges ? jcount(fc->edges[f->nedges]) : json_null(),
 	     &err);
 	if (line_of(in->lines, f->entry, &file, &line)) {
-		jset(o, "file", json_string(file), &err);
-		jset(o, "line", json_integer(line), &err);
+		jout_set(o, "file", json_string(file), &err);
+		jout_set(o, "line", json_integer(line), &err);
 	}
-	jset(o, "chords", json_integer(excluded ? 0 : fp->nchords), &err);
-	jset(o, "est_cost_ns", json_real(isfinite(fp->est_cost) && fp->est_cost > 0 ?
+	jout_set(o, "chords", json_integer(excluded ? 0 : fp->nchords), &err);
+	jout_set(o, "est_cost_ns", json_real(isfinite(fp->est_cost) && fp->est_cost > 0 ?
 					 fp->est_cost : 0.0), &err);
-	jset(o, "virtual_in", json_integer(excluded ? 0 : (json_int_t)fc->virtual_in), &err);
-	jset(o, "virtual_out", json_integer(excluded ? 0 : (json_int_t)fc->virtual_out), &err);
+	jout_set(o, "virtual_in", json_integer(excluded ? 0 : (json_int_t)fc->virtual_in), &err);
+	jout_set(o, "virtual_out", json_integer(excluded ? 0 : (json_int_t)fc->virtual_out), &err);
 	for (uint32_t b = 0; !excluded && b < f->nblocks; b++) {
 		const struct cfg_block *bl = &f->blocks[b];
 		json_t *bo = json_object();
@@ -399,14 +372,14 @@ static json_t *func_json(struct writer *w, size_t i)
 			err++;
 			break;
 		}
-		jset(bo, "addr", jhex(bl->start), &err);
-		jset(bo, "end", jhex(bl->end), &err);
-		jset(bo, "count", fc->blocks ? jcount(fc->blocks[b]) : json_null(), &err);
+		jout_set(bo, "addr", jout_hex(bl->start), &err);
+		jout_set(bo, "end", jout_hex(bl->end), &err);
+		jout_set(bo, "count", fc->blocks ? jcount(fc->blocks[b]) : json_null(), &err);
 		if (line_of(in->lines, bl->start, &file, &line)) {
-			jset(bo, "file", json_string(file), &err);
-			jset(bo, "line", json_integer(line), &err);
+			jout_set(bo, "file", json_string(file), &err);
+			jout_set(bo, "line", json_integer(line), &err);
 		}
-		jpush(blocks, bo, &err);
+		jout_push(blocks, bo, &err);
 	}
 	for (uint32_t e = 0; !excluded && e < f->nedges; e++) {
 		const struct cfg_edge *ce = &f->edges[e];
@@ -416,15 +389,15 @@ static json_t *func_json(struct writer *w, size_t i)
 			err++;
 			break;
 		}
-		jset(eo, "from", jvertex(f, ce->from), &err);
-		jset(eo, "to", jvertex(f, ce->to), &err);
-		jset(eo, "kind", json_string(cfg_edge_kind__name(ce->kind)), &err);
-		jset(eo, "count", fc->edges ? jcount(fc->edges[e]) : json_null(), &err);
-		jset(eo, "measured", json_boolean(fc->measured && fc->measured[e]), &err);
-		jpush(edges, eo, &err);
+		jout_set(eo, "from", jvertex(f, ce->from), &err);
+		jout_set(eo, "to", jvertex(f, ce->to), &err);
+		jout_set(eo, "kind", json_string(cfg_edge_kind__name(ce->kind)), &err);
+		jout_set(eo, "count", fc->edges ? jcount(fc->edges[e]) : json_null(), &err);
+		jout_set(eo, "measured", json_boolean(fc->measured && fc->measured[e]), &err);
+		jout_push(edges, eo, &err);
 	}
 	for (uint32_t k = 0; !excluded && k < fc->nviolations; k++)
-		jpush(viol, jvertex(f, fc->violations[k]), &err);
+		jout_push(viol, jvertex(f, fc->violations[k]), &err);
 	if (!excluded && in->ve) {
 		json_t *va = json_array();
 		size_t lo = 0, hi = in->nvirtual;
@@ -440,18 +413,18 @@ static json_t *func_json(struct writer *w, size_t i)
 		for (; va && lo < in->nvirtual && in->ve[lo].func == i; lo++) {
 			const struct virtual_edge *x = &in->ve[lo];
 
-			jpush(va, profile__virtual_json(jvertex(f, x->from), jvertex(f, x->to),
+			jout_push(va, profile__virtual_json(jvertex(f, x->from), jvertex(f, x->to),
 							x->count, x->stopped_at, x->resumed_at),
 			      &err);
 		}
 		if (!va)
 			err++;
 		else
-			jset(o, "virtual", va, &err);
+			jout_set(o, "virtual", va, &err);
 	}
-	jset(o, "blocks", blocks, &err);
-	jset(o, "edges", edges, &err);
-	jset(o, "violations", viol, &err);
+	jout_set(o, "blocks", blocks, &err);
+	jout_set(o, "edges", edges, &err);
+	jout_set(o, "violations", viol, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;

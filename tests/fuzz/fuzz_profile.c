@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "user/log.c"
+#include "user/json_out.c"
 #include "user/profile.c"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

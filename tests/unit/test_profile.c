@@ -29,6 +29,7 @@
 
 #include "support/cfg_fixture.h"
 #include "user/log.c"
+#include "user/json_out.c"
 #include "user/profile.c"
 
 #define SHIFT2 0x1000u /* naive_fn's blocks are moved this far from the fixture base */

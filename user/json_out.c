@@ -1,0 +1,32 @@
+/*
+ * JSON writing helpers (see json_out.h).
+ */
+#include "json_out.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+const char *jout_addr(char *buf, uint64_t addr)
+{
+	snprintf(buf, HEXLEN, "0x%" PRIx64, addr);
+	return buf;
+}
+
+json_t *jout_hex(uint64_t addr)
+{
+	char h[HEXLEN];
+
+	return json_string(jout_addr(h, addr));
+}
+
+void jout_set(json_t *o, const char *key, json_t *v, int *err)
+{
+	if (!v || json_object_set_new(o, key, v))
+		(*err)++;
+}
+
+void jout_push(json_t *a, json_t *v, int *err)
+{
+	if (!v || json_array_append_new(a, v))
+		(*err)++;
+}
