@@ -555,39 +555,23 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		placement__free(pl);
 		return err;
 	}
-	/* Sites sorted by address; counters keep pointing at them. */
-	{
-		uint32_t *where = malloc((p.sites.n ? p.sites.n : 1) * sizeof(*where));
-		struct probe_site *sorted = malloc((p.sites.n ? p.sites.n : 1) * sizeof(*sorted));
+	/* Sites sorted by address; then each counter points at its site's new index. */
+	if (p.sites.n)
+		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
+	for (i = 0; i < p.sites.n; i++) {
+		const struct probe_site *ps = &p.sites.v[i];
 
-		if (!where || !sorted) {
-			free(where);
-			free(sorted);
-			free(p.sites.v);
-			free(p.counters.v);
-			placement__free(pl);
-			return -ENOMEM;
+		if (ps->kind == SITE_INDIRECT) {
+			for (uint32_t k = 0; k < ps->counter2; k++)
+				p.counters.v[ps->counter + k].site = (uint32_t)i;
+			continue;
 		}
-		memcpy(sorted, p.sites.v, p.sites.n * sizeof(*sorted));
-		/* Remember each site's old index through its counter before sorting. */
-		if (p.sites.n)
-			qsort(sorted, p.sites.n, sizeof(*sorted), cmp_site);
-		for (i = 0; i < p.sites.n; i++) {
-			where[i] = (uint32_t)i;
-			if (sorted[i].kind == SITE_INDIRECT) {
-				for (uint32_t k = 0; k < sorted[i].counter2; k++)
-					p.counters.v[sorted[i].counter + k].site = (uint32_t)i;
-				continue;
-			}
-			p.counters.v[sorted[i].counter].site = (uint32_t)i;
-			if (sorted[i].counter2 != PLACEMENT_NO_COUNTER)
-				p.counters.v[sorted[i].counter2].site = (uint32_t)i;
-		}
-		free(where);
-		free(p.sites.v);
-		pl->sites = sorted;
-		pl->nsites = p.sites.n;
+		p.counters.v[ps->counter].site = (uint32_t)i;
+		if (ps->counter2 != PLACEMENT_NO_COUNTER)
+			p.counters.v[ps->counter2].site = (uint32_t)i;
 	}
+	pl->sites = p.sites.v;
+	pl->nsites = p.sites.n;
 	pl->counters = p.counters.v;
 	pl->ncounters = (uint32_t)p.counters.n;
 	for (fi = 0; fi < pl->nfuncs; fi++) {
