@@ -182,7 +182,8 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 			const struct probe_site *site =
 				&pl->sites[pl->counters[fp->block_counter[x->from]].site];
 
-			if (site->addr > x->stopped_at)
+			if (site->addr > x->stopped_at ||
+			    (x->stopped_before && site->addr == x->stopped_at))
 				s.count[x->from] += (int64_t)x->count;
 		}
 		/* A frame entered inside a block: not an entry, unless the counter saw it. */

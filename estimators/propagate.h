@@ -28,6 +28,10 @@ struct virtual_edge {
 	 * stopped at, 0 otherwise. A block counter on a later instruction of that block missed
 	 * this entry, and propagation adds it back. */
 	uint64_t stopped_at;
+	/* With stopped_at: the instruction there had not started either (the thread was
+	 * interrupted before it, to detach), so a block counter AT stopped_at missed this entry
+	 * too; 0 when it had started (a fault), and its probe fired. */
+	uint8_t stopped_before;
 	/* For a frame entered inside a block rather than at its start (a forked child resumes
 	 * after the call that ends the block, an attach stops a thread mid-block): the address it
 	 * resumes at, 0 for an entry at the block's start. Such flow leaves the block but never

@@ -17,6 +17,7 @@
 #define EDGEPROF_COMMANDS(X)                                                   \
 	X(cfg, "show the control-flow graph of a binary or of one function")                   \
 	X(run, "run a program and count every edge and block of it exactly")                     \
+	X(record, "attach to a running process (-p PID) and count exactly while attached")      \
 	X(report, "show a recorded profile: summary, hottest functions, blocks and edges")       \
 	X(calibrate, "measure what a probe hit costs on this machine")
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
@@ -27,6 +28,7 @@ static void print_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: edgeprof [-v | -q] COMMAND [ARGS]\n"
+		"       edgeprof [-v | -q] -p PID [-d SECONDS] [-o FILE]   (edgeprof record)\n"
 		"       edgeprof --version\n"
 		"       edgeprof help COMMAND\n"
 		"\n"
@@ -89,6 +91,23 @@ static int run_help(int argc, char **argv)
 	return cmd->fn(2, help_argv);
 }
 
+/* Runs `edgeprof record` with the arguments ARGV[0 .. ARGC) (from -p on). */
+static int record_from(int argc, char **argv)
+{
+	char **rargv = calloc((size_t)argc + 2, sizeof(*rargv));
+	int ret;
+
+	if (!rargv) {
+		pr_err("out of memory");
+		return EXIT_INPUT;
+	}
+	rargv[0] = "record";
+	memcpy(rargv + 1, argv, (size_t)argc * sizeof(*rargv));
+	ret = cmd_record(argc + 1, rargv);
+	free(rargv);
+	return ret;
+}
+
 static int run(int argc, char **argv)
 {
 	const struct command *cmd;
@@ -109,6 +128,10 @@ static int run(int argc, char **argv)
 			verbosity += 2;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			verbosity = -1;
+		} else if (!strncmp(a, "-p", 2) || !strncmp(a, "--pid", 5)) {
+			/* `edgeprof -p PID ...` is `edgeprof record -p PID ...`. */
+			log__set_verbosity(verbosity);
+			return record_from(argc - i, argv + i);
 		} else {
 			return usage_error(NULL, "unknown option '%s'", a);
 		}

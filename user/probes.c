@@ -33,6 +33,7 @@ struct probes {
 	uint32_t ncounters;
 	struct bpf_link **links;
 	size_t nlinks, links_cap;
+	int bound_pid; /* links attach in this process only; -1: every process */
 };
 
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "file offsets are 64-bit");
@@ -104,6 +105,7 @@ int probes__open(struct probes **pp, uint32_t ncounters)
 	p->ncounters = ncounters;
 	/* No setrlimit(RLIMIT_MEMLOCK): the kernel charges BPF memory to the memcg, and
 	 * libbpf bumps the limit itself on kernels that still need it. */
+	p->bound_pid = -1;
 	p->skel = edgeprof_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -200,8 +202,8 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 		struct bpf_link *l;
 
 		/* pid -1: every process mapping the binary; the pids map filters. */
-		l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, -1, binary_path, NULL,
-						     &opts);
+		l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, p->bound_pid,
+						     binary_path, NULL, &opts);
 		if (!l) {
 			err = -errno;
 			if (err == -ENOTSUPP)
@@ -241,6 +243,23 @@ int probes__add_pid(struct probes *p, int pid)
 	if (err)
 		pr_err("cannot count process %d: %s", pid, strerror(-err));
 	return err;
+}
+
+void probes__bind_pid(struct probes *p, int pid)
+{
+	p->bound_pid = pid > 0 ? pid : -1;
+}
+
+int probes__remove_pid(struct probes *p, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	int err = bpf_map__delete_elem(p->skel->maps.pids, &key, sizeof(key), 0);
+
+	if (err && err != -ENOENT) {
+		pr_err("cannot stop counting process %d: %s", pid, strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 /* Fallback for kernels without batch lookups on per-CPU arrays: one lookup per counter. */
@@ -396,7 +415,8 @@ static int bisect_refused(struct probes *p, const char *path, const uint64_t *of
 		return 0;
 	if (++*calls > 100000)
 		return -E2BIG;
-	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, -1, path, NULL, &opts);
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, p->bound_pid, path, NULL,
+					     &opts);
 	if (l) {
 		bpf_link__destroy(l);
 		return 0;

@@ -39,6 +39,16 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
  * processes it forks. Returns 0, or a negative errno after reporting the failure. */
 int probes__add_pid(struct probes *p, int pid);
 
+/* Binds the links attached from now on to process PID (all its threads): the kernel installs
+ * their probes in that process only, and neither other processes mapping the binary nor its
+ * later children pay for them (`edgeprof record -p`). PID <= 0: every process mapping the
+ * binary (the default; the pids map filters, and forked children stay counted). */
+void probes__bind_pid(struct probes *p, int pid);
+
+/* Stops counting process PID (its tgid): hits from now on are ignored. Returns 0 (also when
+ * PID was not counted), or a negative errno after reporting the failure. */
+int probes__remove_pid(struct probes *p, int pid);
+
 /* Copies the current value of every counter, summed over CPUs, into COUNTERS[0 .. ncounters).
  * Exact once the counted processes have exited. Returns 0, or a negative errno after
  * reporting the failure. */

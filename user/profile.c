@@ -234,6 +234,14 @@ static void write_header(struct writer *w)
 		jout_set(run, "threads", json_integer(in->nthreads), &err);
 		jout_set(run, "unwind_failures", json_integer(in->unwind_failures), &err);
 		jout_set(run, "virtual_edges", json_integer((json_int_t)in->nvirtual), &err);
+		if (in->mode && !strcmp(in->mode, "attach")) {
+			jout_set(run, "mode", json_string("attach"), &err);
+			jout_set(run, "pid", json_integer(in->pid), &err);
+			jout_set(run, "held_attach_s", json_real(in->held_attach), &err);
+			jout_set(run, "held_detach_s", json_real(in->held_detach), &err);
+		} else {
+			jout_set(run, "mode", json_string("run"), &err);
+		}
 	}
 	json_decref(argv);
 	if (!bin || !run || err) {
@@ -861,6 +869,31 @@ static int read_binary(struct reader *r, json_t *root)
 	return p->binary_path ? 0 : rnomem(r);
 }
 
+/* The optional "mode" of "run" and, for an attach, the process and how long it was held. */
+static int read_run_mode(struct reader *r, json_t *run)
+{
+	struct profile *p = r->p;
+	json_t *mode = json_object_get(run, "mode");
+	uint64_t v;
+	int err;
+
+	if (!mode)
+		return 0;
+	if (!json_is_string(mode) || (strcmp(json_string_value(mode), "run") &&
+				      strcmp(json_string_value(mode), "attach")))
+		return rfail(r, "run: mode is not \"run\" or \"attach\"");
+	if (strcmp(json_string_value(mode), "attach"))
+		return 0;
+	p->attached = true;
+	err = get_uint(r, run, "pid", INT_MAX, "run", &v);
+	if (!err)
+		err = get_num(r, run, "held_attach_s", "run", &p->held_attach);
+	if (!err)
+		err = get_num(r, run, "held_detach_s", "run", &p->held_detach);
+	p->pid = (int)v;
+	return err;
+}
+
 static int read_run(struct reader *r, json_t *root)
 {
 	struct profile *p = r->p;
@@ -904,7 +937,10 @@ static int read_run(struct reader *r, json_t *root)
 	if (err)
 		return err;
 	p->unwind_failures = (unsigned)v;
-	return get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
+	err = get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
+	if (err)
+		return err;
+	return read_run_mode(r, run);
 }
 
 static int read_counters(struct reader *r, json_t *root)

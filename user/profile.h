@@ -14,7 +14,9 @@
  *   "run": {"argv": [STR...], "wait_status": INT (0..0xffff),
  *           "exit_code": INT | null, "signal": INT | null,      (derived, informative)
  *           "seconds": NUM, "processes": INT, "threads": INT,
- *           "unwind_failures": INT, "virtual_edges": INT},
+ *           "unwind_failures": INT, "virtual_edges": INT,
+ *           "mode": "run" | "attach",                             (optional, "run")
+ *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM}, (with "attach")
  *   "placement": {
  *     "mode": "chords" | "naive",
  *     "costs": {"stepped": NS, "emulated": NS, "nop5": NS, "measured": BOOL},
@@ -97,6 +99,9 @@ struct profile_input {
 	double seconds;
 	unsigned nprocesses, nthreads, unwind_failures;
 	size_t nvirtual;                     /* virtual edges added */
+	const char *mode;                    /* "run" (NULL) or "attach" (a running process) */
+	int pid;                             /* attach: the process */
+	double held_attach, held_detach;     /* attach: seconds it was stopped */
 	const struct virtual_edge *ve;       /* those edges, sorted by function (may be NULL) */
 };
 
@@ -173,6 +178,9 @@ struct profile {
 	double seconds;
 	unsigned nprocesses, nthreads, unwind_failures;
 	uint64_t nvirtual;
+	bool attached;         /* recorded by attaching to a running process (mode "attach") */
+	int pid;               /* then: that process */
+	double held_attach, held_detach; /* seconds it was stopped at attach and at detach */
 
 	enum placement_mode mode;
 	struct site_costs costs;

@@ -8,6 +8,7 @@
 #include "tracer.h"
 
 #include <elfutils/libdwfl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -43,6 +44,9 @@ struct task {
 	bool seen;		   /* its first stop was handled */
 	bool at_pthread_exit;	   /* its frames were recorded at the pthread_exit breakpoint: */
 	size_t bp_first, bp_count; /* those events */
+	bool held;		   /* tracer__attach: in a PTRACE_EVENT_STOP, not resumed */
+	bool asked;		   /* sent PTRACE_INTERRUPT, its stop not seen yet */
+	bool group_stop;	   /* that stop is a job-control stop (resume with LISTEN) */
 };
 
 /* A breakpoint the tracer keeps in a C library function for good: pthread_exit (which
@@ -83,6 +87,7 @@ struct tracer {
 	uint64_t early;      /* runtime address of the one-shot early stop, 0 when none */
 	long early_word;     /* the word it replaced */
 	int early_pid;
+	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -235,6 +240,7 @@ struct unwind {
 	bool last_match;
 	GElf_Addr last_bias;
 	bool cut; /* TRACER_MAX_FRAMES reached */
+	bool pending; /* the thread was interrupted: activation frames have not run their pc */
 };
 
 static int hex_digit(int c)
@@ -336,6 +342,7 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 		    .vaddr = pc - bias,
 		    .kind = u->kind,
 		    .activation = activation,
+		    .pending = activation && u->pending,
 		    .tid = u->tid,
 		};
 
@@ -385,14 +392,22 @@ static Dwfl *proc_dwfl(struct tracer *t, int tid, int tgid, bool fresh)
 /* Unwinds the stack of TID (of process TGID), which must be in a ptrace stop, and records a
  * KIND event for each of its frames in the profiled binary, innermost first. A stack that
  * cannot be unwound (fully) is counted in unwind_failures; the frames found are kept. */
+static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bool pending);
+
 static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
+{
+	unwind_task_at(t, tid, tgid, kind, false);
+}
+
+/* unwind_task, for a thread interrupted (PENDING) or not. */
+static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bool pending)
 {
 	size_t before = t->res->nevents;
 	struct unwind u;
 	int rc, attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		u = (struct unwind){.t = t, .tid = tid, .kind = kind};
+		u = (struct unwind){.t = t, .tid = tid, .kind = kind, .pending = pending};
 		t->res->nevents = before;
 		u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
 		if (!u.dwfl) {
@@ -1034,7 +1049,8 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	case PTRACE_EVENT_CLONE:
 		/* Threads may call pthread_exit: catch it from the first one on (the parent
 		 * is stopped and the new thread has not run yet). */
-		breakpoint_install(t, task->tid, task->tgid);
+		if (!t->attached)
+			breakpoint_install(t, task->tid, task->tgid);
 		/* fall through */
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
@@ -1192,4 +1208,362 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	free(t.tasks);
 	free(t.exe_path);
 	return 0;
+}
+
+/* --- attaching to a running process ------------------------------------------------------- */
+
+enum attach_phase { PHASE_ATTACHING, PHASE_RUNNING, PHASE_DETACHING };
+
+/* The threads of process PID from /proc/PID/task not yet traced: seized (and asked to stop
+ * when INTERRUPT). Returns how many were added, or a negative errno (reported when the
+ * process itself cannot be seized). */
+static int seize_new_threads(struct tracer *t, int pid)
+{
+	static const long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC;
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int added = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		int tid = atoi(de->d_name);
+		struct task *task;
+
+		if (tid <= 0 || task_find(t, tid))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)options)) {
+			int err = errno;
+
+			if (err == ESRCH)
+				continue; /* the thread ended meanwhile */
+			closedir(dir);
+			return -err;
+		}
+		task = task_add(t, tid);
+		if (!task) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			closedir(dir);
+			return -ENOMEM;
+		}
+		task->tgid = pid;
+		task->seen = true;
+		task->asked = true;
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && errno != ESRCH)
+			pr_debug("thread %d: PTRACE_INTERRUPT: %s", tid, strerror(errno));
+		added++;
+	}
+	closedir(dir);
+	return added;
+}
+
+static bool all_held(const struct tracer *t)
+{
+	for (size_t i = 0; i < t->ntasks; i++)
+		if (!t->tasks[i].held)
+			return false;
+	return true;
+}
+
+/* Resumes a held task: a job-control stop stays a stop (LISTEN), any other stop continues. */
+static void release_task(struct task *task)
+{
+	int req = task->group_stop ? PTRACE_LISTEN : PTRACE_CONT;
+
+	task->held = false;
+	task->group_stop = false;
+	if (ptrace(req, task->tid, NULL, NULL) && errno != ESRCH)
+		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
+}
+
+/* Records TID, a thread created by a traced one (the kernel attached it). NULL when out of
+ * memory (noted). */
+static struct task *attached_thread(struct tracer *t, int tid)
+{
+	struct task *task = task_add(t, tid);
+
+	if (!task) {
+		note_oom(t);
+		return NULL;
+	}
+	task->tgid = t->main_pid;
+	task->seen = true;
+	t->res->nthreads++;
+	return task;
+}
+
+/* One waitpid status ST of TID while attached, in PHASE. */
+static void attach_status(struct tracer *t, int tid, int st, enum attach_phase phase)
+{
+	struct task *task;
+	int sig, event, inject = 0;
+	siginfo_t si;
+
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (tid == t->main_pid)
+			t->res->wait_status = st;
+		task_remove(t, tid);
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	task = task_find(t, tid);
+	if (!task && !(task = attached_thread(t, tid))) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return;
+	}
+	sig = WSTOPSIG(st);
+	event = st >> 16;
+	if (event == PTRACE_EVENT_STOP) {
+		/* An interrupt, a new thread's first stop, or a job-control stop. */
+		task->group_stop = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+				   sig == SIGTTOU;
+		task->held = true;
+		task->asked = false;
+		if (phase == PHASE_RUNNING)
+			release_task(task);
+		return;
+	}
+	if (sig == SIGTRAP && event) {
+		if (event == PTRACE_EVENT_CLONE) {
+			unsigned long msg = 0;
+
+			/* The new thread stops by itself: it is held or resumed at that stop. */
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && !task_find(t, (int)msg))
+				attached_thread(t, (int)msg);
+		} else {
+			event_stop(t, task, event);
+		}
+	} else if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0) {
+		inject = sig; /* a signal for the process: delivered */
+	}
+	if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
+		pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
+}
+
+/* Handles every status available now (WAIT: blocks for up to TIMEOUT seconds first, woken by
+ * SIGCHLD or a stop request in SET). Returns false when no traced thread is left. */
+static bool attach_poll(struct tracer *t, enum attach_phase phase, const sigset_t *set,
+			double timeout, volatile int *stop_sig)
+{
+	struct timespec ts;
+	siginfo_t si;
+	int st, tid, sig, handled = 0;
+
+	for (;;) {
+		tid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (tid > 0) {
+			attach_status(t, tid, st, phase);
+			handled++;
+			continue;
+		}
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0 || t->ntasks == 0)
+			return false;
+		break;
+	}
+	if (handled || timeout <= 0)
+		return true;
+	ts.tv_sec = (time_t)timeout;
+	ts.tv_nsec = (long)((timeout - (double)ts.tv_sec) * 1e9);
+	sig = sigtimedwait(set, &si, &ts);
+	if (sig > 0 && sig != SIGCHLD && !*stop_sig)
+		*stop_sig = sig;
+	return true;
+}
+
+/* Stops every traced thread (those created meanwhile included) and waits until all are
+ * held. Returns false when the process ended meanwhile. */
+static bool hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *set,
+		     volatile int *stop_sig)
+{
+	for (size_t i = 0; i < t->ntasks; i++) {
+		struct task *task = &t->tasks[i];
+
+		if (task->held || task->asked)
+			continue;
+		task->asked = true;
+		if (ptrace(PTRACE_INTERRUPT, task->tid, NULL, NULL) && errno != ESRCH)
+			pr_debug("thread %d: PTRACE_INTERRUPT: %s", task->tid, strerror(errno));
+	}
+	while (!all_held(t))
+		if (!attach_poll(t, phase, set, 0.05, stop_sig))
+			return false;
+	return t->ntasks > 0;
+}
+
+int tracer__check_target(int pid)
+{
+	char path[64], buf[512], state = 0;
+	unsigned long flags = 0;
+	FILE *f;
+	int n;
+
+	if (pid == getpid())
+		return pr_err("process %d is edgeprof itself", pid), -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		int err = errno;
+
+		pr_err("no process %d%s", pid, err == ENOENT ? "" : strerror(err));
+		return -ESRCH;
+	}
+	n = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	if (n) {
+		char *p = strrchr(buf, ')');
+
+		/* After "pid (comm)": state, ppid, pgrp, session, tty, tpgid, flags. */
+		if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+			state = 0;
+	}
+	if (state == 'Z' || state == 'X')
+		return pr_err("process %d is a zombie: it has ended", pid), -ESRCH;
+	if (flags & 0x00200000) /* PF_KTHREAD */
+		return pr_err("process %d is a kernel thread: nothing to profile", pid), -EINVAL;
+	return 0;
+}
+
+int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hooks,
+		   double seconds, struct tracer_result *res)
+{
+	struct tracer t = {.res = res, .main_pid = pid, .attached = true};
+	volatile int stop_sig = 0;
+	sigset_t set, old;
+	double t0, start, deadline;
+	int rc, tgid, ppid;
+
+	memset(res, 0, sizeof(*res));
+	t.build_id = build_id && *build_id ? build_id : NULL;
+	rc = tracer__check_target(pid);
+	if (rc)
+		return rc;
+	tgid = read_tgid(pid, &ppid);
+	if (tgid && tgid != pid)
+		return pr_err("%d is a thread of process %d: give the process", pid, tgid), -EINVAL;
+	if (!t.build_id) {
+		char exe[64];
+
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+		t.exe_path = realpath(exe, NULL);
+	}
+	/* Stop requests and SIGCHLD are taken by sigtimedwait in the loop, never lost. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	/* Attach: seize every thread, again until no new one appears, and hold them all. */
+	t0 = now_seconds();
+	for (int round = 0;; round++) {
+		rc = seize_new_threads(&t, pid);
+		if (rc < 0) {
+			if (t.ntasks == 0) {
+				if (rc == -EPERM)
+					pr_err("cannot attach to process %d: %s (needs root, or CAP_SYS_PTRACE)",
+					       pid, strerror(-rc));
+				else
+					pr_err("cannot attach to process %d: %s", pid,
+					       rc == -ENOENT ? "no such process" : strerror(-rc));
+				goto fail;
+			}
+			pr_warn("cannot attach to every thread of process %d: %s", pid, strerror(-rc));
+		}
+		if (rc <= 0 || round > 100)
+			break;
+	}
+	res->nprocesses = 1;
+	if (!hold_all(&t, PHASE_ATTACHING, &set, &stop_sig)) {
+		pr_err("process %d ended while edgeprof attached to it", pid);
+		rc = -ESRCH;
+		goto fail_release;
+	}
+	/* Every thread is stopped: none can create another now. */
+	rc = seize_new_threads(&t, pid);
+	if (rc > 0 && !hold_all(&t, PHASE_ATTACHING, &set, &stop_sig)) {
+		pr_err("process %d ended while edgeprof attached to it", pid);
+		rc = -ESRCH;
+		goto fail_release;
+	}
+	res->nattached = (unsigned)t.ntasks;
+	pr_debug("attach: %zu threads stopped after %.1f ms", t.ntasks, (now_seconds() - t0) * 1e3);
+	for (size_t i = 0; i < t.ntasks; i++)
+		unwind_task(&t, t.tasks[i].tid, pid, FRAME_ENTRY);
+	pr_debug("attach: stacks unwound after %.1f ms", (now_seconds() - t0) * 1e3);
+	if (hooks && hooks->started && (rc = hooks->started(hooks->ctx, pid)) != 0) {
+		rc = rc < 0 ? rc : -ECANCELED;
+		goto fail_release;
+	}
+	for (size_t i = 0; i < t.ntasks; i++)
+		release_task(&t.tasks[i]);
+	start = now_seconds();
+	res->held_attach = start - t0;
+	deadline = seconds > 0 ? start + seconds : 0;
+
+	/* The window. */
+	for (;;) {
+		double left = 0.5;
+
+		if (stop_sig)
+			break;
+		if (deadline) {
+			left = deadline - now_seconds();
+			if (left <= 0)
+				break;
+			if (left > 0.5)
+				left = 0.5;
+		}
+		if (!attach_poll(&t, PHASE_RUNNING, &set, left, &stop_sig))
+			break;
+	}
+	res->stop_signal = stop_sig;
+	res->seconds = now_seconds() - start;
+
+	/* Detach: hold every thread again, unwind, stop counting, let go. */
+	if (t.ntasks) {
+		t0 = now_seconds();
+		if (hold_all(&t, PHASE_DETACHING, &set, &stop_sig)) {
+			for (size_t i = 0; i < t.ntasks; i++)
+				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
+			if (hooks && hooks->stopping)
+				hooks->stopping(hooks->ctx, pid);
+			for (size_t i = 0; i < t.ntasks; i++)
+				if (ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL, NULL) && errno != ESRCH)
+					pr_debug("thread %d: PTRACE_DETACH: %s", t.tasks[i].tid,
+						 strerror(errno));
+			res->detached = 1;
+			res->held_detach = now_seconds() - t0;
+		}
+	}
+	rc = 0;
+	goto out;
+
+fail_release:
+	for (size_t i = 0; i < t.ntasks; i++)
+		ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL, NULL);
+fail:
+	tracer_result__release(res);
+out:
+	/* Stop requests that came in are consumed; the old mask is restored. */
+	{
+		struct timespec zero = {0, 0};
+
+		while (sigtimedwait(&set, NULL, &zero) > 0)
+			;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (size_t i = 0; i < t.nprocs; i++)
+		if (t.procs[i].dwfl)
+			dwfl_end(t.procs[i].dwfl);
+	free(t.procs);
+	free(t.tasks);
+	free(t.exe_path);
+	return rc;
 }

@@ -31,6 +31,8 @@ struct frame_event {
 	uint8_t activation; /* 1: vaddr is the instruction the thread was stopped at (innermost
 			     * frame, or a frame interrupted by a signal); 0: a return address
 			     * (not minus one: the caller maps it to its call block) */
+	uint8_t pending;    /* with activation: the thread was interrupted before the
+			     * instruction at vaddr (detaching), so a probe there has not fired */
 	int tid;	    /* the thread whose stack this frame was on */
 };
 
@@ -48,6 +50,9 @@ struct tracer_hooks {
 	 * longjmp are not accounted for. */
 	uint64_t early_stop;
 	uint64_t load_vaddr;
+	/* tracer__attach only: called while every thread of the process is stopped, its
+	 * stacks unwound, right before it is let go (PID stops being counted). May be NULL. */
+	int (*stopping)(void *ctx, int pid);
 };
 
 struct tracer_result {
@@ -60,7 +65,14 @@ struct tracer_result {
 	unsigned nexecs;	  /* execs after the first: the exec'ing process's frames
 				   * of the profiled binary were left without events */
 	unsigned nlongjmps;	  /* longjmps whose skipped frames were recorded */
-	double seconds;		  /* wall time from the first instruction to the end */
+	double seconds;		  /* wall time from the first instruction to the end (attach:
+				   * from the end of the attach to the start of the detach) */
+	/* tracer__attach only: */
+	double held_attach;	  /* seconds the process was stopped to attach */
+	double held_detach;	  /* and to detach (0 when it ended before) */
+	unsigned nattached;	  /* threads it had when attached */
+	int detached;		  /* 1: it was let go running; 0: it ended in the window */
+	int stop_signal;	  /* the signal that ended the window (0: duration or exit) */
 };
 
 /* Runs PATH (executed as given, no PATH search) with ARGV (argv[0] included, NULL-ended)
@@ -77,6 +89,27 @@ struct tracer_result {
  * empty. */
 int tracer__run(const char *path, char *const argv[], const char *build_id,
 		const struct tracer_hooks *hooks, struct tracer_result *res);
+
+/* Attaches to the running process PID (a thread group id) and every thread it has or creates
+ * (PTRACE_SEIZE; never to its children), counting it for SECONDS (<= 0: no limit) or until
+ * SIGINT, SIGTERM or SIGHUP reaches edgeprof, or until it ends. At the start and at the end
+ * every thread is stopped (PTRACE_INTERRUPT) and its stack unwound: the frames of the
+ * profiled binary (BUILD_ID, as for tracer__run) give FRAME_ENTRY events at the attach (each
+ * active frame is entered once without a call, at its resume point) and FRAME_EXIT events
+ * with `pending` at the detach (each is left once, before its next instruction). Threads that
+ * end in between give FRAME_EXIT events as in tracer__run. HOOKS->started runs while the
+ * threads are stopped at the attach (the caller starts counting PID there), HOOKS->stopping
+ * at the detach (the caller stops counting), so the counts cover exactly the window. No
+ * breakpoint is written into the process (frames skipped by longjmp, pthread_exit or C++
+ * throws inside the window are not seen), and if edgeprof dies the kernel lets every thread
+ * go. Returns 0 with *RES filled, or a negative errno with one line reported (no such
+ * process, a zombie or kernel thread, no permission) and nothing left attached or stopped. */
+int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hooks,
+		   double seconds, struct tracer_result *res);
+
+/* Whether PID is a process edgeprof can attach to: 0, or a negative errno with one line
+ * reported (no such process, a zombie, a kernel thread, edgeprof itself). */
+int tracer__check_target(int pid);
 
 /* Frees what tracer__run allocated in RES and zeroes it. Safe on a zeroed result. */
 void tracer_result__release(struct tracer_result *res);
