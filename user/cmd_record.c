@@ -216,9 +216,9 @@ int cmd_record(int argc, char **argv)
 								  .held_detach = tr.held_detach },
 			    out))
 		goto out;
-	pr_info("process %d: counted %.3f s, %u threads; stopped %.1f ms to attach, %.1f ms to detach%s",
+	log__printf(LOG_WARN, "process %d: counted %.3f s, %u threads; stopped %.1f ms to attach, %.1f ms to detach%s; profile in '%s'",
 		pid, tr.seconds, tr.nattached + tr.nthreads, tr.held_attach * 1e3,
-		tr.held_detach * 1e3, tr.detached ? "" : " (it ended in the window)");
+		tr.held_detach * 1e3, tr.detached ? "" : " (it ended in the window)", out);
 	status = EXIT_OK;
 out:
 	free(targv);

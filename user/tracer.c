@@ -1410,7 +1410,10 @@ int tracer__check_target(int pid)
 	if (!f) {
 		int err = errno;
 
-		pr_err("no process %d%s", pid, err == ENOENT ? "" : strerror(err));
+		if (err == ENOENT)
+			pr_err("no process %d", pid);
+		else
+			pr_err("process %d: %s", pid, strerror(err));
 		return -ESRCH;
 	}
 	n = fgets(buf, sizeof(buf), f) != NULL;
@@ -1506,6 +1509,10 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	start = now_seconds();
 	res->held_attach = start - t0;
 	deadline = seconds > 0 ? start + seconds : 0;
+	/* Status, shown unless -q: the window is open. */
+	log__printf(LOG_WARN, "attached to process %d, %zu threads (stopped %.1f ms): counting until %s", pid,
+		t.ntasks, res->held_attach * 1e3,
+		seconds > 0 ? "the duration ends, Ctrl-C or its end" : "Ctrl-C or its end");
 
 	/* The window. */
 	for (;;) {
