@@ -80,6 +80,7 @@ say() { echo "$1" >&7; }
 # start_edgeprof ARGS...: starts edgeprof -p $TPID ARGS in the background (stderr in
 # $tmp/err) and waits until it says it is counting; sets EPID. Returns 1 when it did not.
 start_edgeprof() {
+	rm -f "$tmp/err" # not the previous case's line
 	"$EDGEPROF" -p "$TPID" "$@" 2>"$tmp/err" &
 	EPID=$!
 	started+=("$EPID")

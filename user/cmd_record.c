@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,7 @@ int cmd_record(int argc, char **argv)
 	struct tracer_result tr = { 0 };
 	struct record_ctx ctx = { .s = &s };
 	char binary[PATH_MAX], **targv = NULL, *end;
+	sigset_t stops, old_mask, pending;
 	double seconds = 0;
 	int opt, pid = 0, status = EXIT_INPUT;
 
@@ -201,9 +203,22 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "no process given (-p PID)");
 	if (tracer__check_target(pid) || target_binary(pid, binary, sizeof(binary)))
 		return EXIT_INPUT;
+	/* From here on a stop request waits for the window (tracer__attach takes it), even one
+	 * that comes during the analysis or one an inherited SIG_IGN would drop. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, &old_mask);
 	so.bound_pid = pid;
 	if (session__prepare(&s, binary, &so) || session__attach(&s, pid))
 		goto out;
+	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) ||
+					  sigismember(&pending, SIGTERM) ||
+					  sigismember(&pending, SIGHUP))) {
+		pr_err("interrupted before attaching to process %d: nothing recorded", pid);
+		goto out;
+	}
 	targv = target_argv(pid);
 	if (tracer__attach(pid, s.img.build_id,
 			   &(struct tracer_hooks){ .started = start_counting,
@@ -224,5 +239,9 @@ out:
 	free(targv);
 	tracer_result__release(&tr);
 	session__release(&s);
+	/* Stop requests are consumed: they were for this window. */
+	while (sigtimedwait(&stops, NULL, &(struct timespec){ 0, 0 }) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	return status;
 }

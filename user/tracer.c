@@ -1376,11 +1376,17 @@ static bool attach_poll(struct tracer *t, enum attach_phase phase, const sigset_
 	return true;
 }
 
+/* How long hold_all waits for every thread to stop. */
+#define HOLD_TIMEOUT 10.0
+
 /* Stops every traced thread (those created meanwhile included) and waits until all are
- * held. Returns false when the process ended meanwhile. */
-static bool hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *set,
-		     volatile int *stop_sig)
+ * held: 1; 0 when the process ended meanwhile; -1 when some did not stop in HOLD_TIMEOUT
+ * seconds (reported). */
+static int hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *set,
+		    volatile int *stop_sig)
 {
+	double deadline = now_seconds() + HOLD_TIMEOUT;
+
 	for (size_t i = 0; i < t->ntasks; i++) {
 		struct task *task = &t->tasks[i];
 
@@ -1390,9 +1396,15 @@ static bool hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *
 		if (ptrace(PTRACE_INTERRUPT, task->tid, NULL, NULL) && errno != ESRCH)
 			pr_debug("thread %d: PTRACE_INTERRUPT: %s", task->tid, strerror(errno));
 	}
-	while (!all_held(t))
+	while (!all_held(t)) {
 		if (!attach_poll(t, phase, set, 0.05, stop_sig))
-			return false;
+			return 0;
+		if (now_seconds() > deadline) {
+			pr_err("process %d: some threads did not stop within %.0f s", t->main_pid,
+			       HOLD_TIMEOUT);
+			return -1;
+		}
+	}
 	return t->ntasks > 0;
 }
 
@@ -1483,16 +1495,14 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 			break;
 	}
 	res->nprocesses = 1;
-	if (!hold_all(&t, PHASE_ATTACHING, &set, &stop_sig)) {
-		pr_err("process %d ended while edgeprof attached to it", pid);
-		rc = -ESRCH;
-		goto fail_release;
-	}
+	rc = hold_all(&t, PHASE_ATTACHING, &set, &stop_sig);
 	/* Every thread is stopped: none can create another now. */
-	rc = seize_new_threads(&t, pid);
-	if (rc > 0 && !hold_all(&t, PHASE_ATTACHING, &set, &stop_sig)) {
-		pr_err("process %d ended while edgeprof attached to it", pid);
-		rc = -ESRCH;
+	if (rc == 1 && seize_new_threads(&t, pid) > 0)
+		rc = hold_all(&t, PHASE_ATTACHING, &set, &stop_sig);
+	if (rc != 1) {
+		if (rc == 0)
+			pr_err("process %d ended while edgeprof attached to it", pid);
+		rc = rc == 0 ? -ESRCH : -ETIMEDOUT;
 		goto fail_release;
 	}
 	res->nattached = (unsigned)t.ntasks;
@@ -1536,9 +1546,14 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	/* Detach: hold every thread again, unwind, stop counting, let go. */
 	if (t.ntasks) {
 		t0 = now_seconds();
-		if (hold_all(&t, PHASE_DETACHING, &set, &stop_sig)) {
-			for (size_t i = 0; i < t.ntasks; i++)
-				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
+		/* Threads that did not stop are let go without their frames: unwinding failed. */
+		if (hold_all(&t, PHASE_DETACHING, &set, &stop_sig) != 0) {
+			for (size_t i = 0; i < t.ntasks; i++) {
+				if (t.tasks[i].held)
+					unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
+				else
+					res->unwind_failures++;
+			}
 			if (hooks && hooks->stopping)
 				hooks->stopping(hooks->ctx, pid);
 			for (size_t i = 0; i < t.ntasks; i++)
