@@ -184,6 +184,20 @@ int ep_hit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* On entry to a C library function that leaves frames without returning (longjmp,
+ * pthread_exit, the C++ unwinder) in a counted process that edgeprof attached to: stop the
+ * thread for its tracer with EP_NOTIFY_SIGNAL, which unwinds it there (the tracer of
+ * `edgeprof run` uses breakpoints instead; a process attached to gets no byte written). */
+SEC("uprobe.multi")
+int ep_notify(struct pt_regs *ctx)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (bpf_map_lookup_elem(&pids, &tgid))
+		bpf_send_signal_thread(EP_NOTIFY_SIGNAL);
+	return 0;
+}
+
 /* A new process forked by a counted one is counted too; threads share the tgid already. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ep_fork, struct task_struct *parent, struct task_struct *child)

@@ -42,6 +42,9 @@ struct ep_indirect_key {
 #define EP_IDX_NONE EP_IDX_MASK
 #define EP_MAX_COUNTERS EP_IDX_MASK /* indices 0 .. EP_IDX_MASK - 1 */
 #define EP_MAX_PIDS 65536
+/* The signal ep_notify sends (see bpf/edgeprof.bpf.c): ignored by default, so a program whose
+ * tracer has gone away and that has no handler for it is not disturbed. */
+#define EP_NOTIFY_SIGNAL 23 /* SIGURG */
 
 /* x86 EFLAGS bits read from pt_regs->flags. */
 #define EP_FLAG_CF (1UL << 0)

@@ -3,7 +3,8 @@
 # server that blocks in read() three frames deep between commands and keeps its own counters
 # of every counted branch, each a noinline function):
 #  - exact window: the server does work (A), edgeprof attaches while it is blocked, it does
-#    more work (B), edgeprof detaches while it is blocked again, it does more work (C). The
+#    more work (B: loops, 50 longjmps from three calls deep, a thread ending with pthread_exit
+#    three calls deep), edgeprof detaches while it is blocked again, it does more work (C). The
 #    invocation counts in the profile of the counted functions must equal the server's own
 #    counters at B minus those at A, every function must conserve flow (0 violations), and
 #    the frames blocked in read() must be entered at the attach and left at the detach. For
@@ -88,7 +89,7 @@ start_edgeprof() {
 }
 
 # The native output of the command sequence of the exact-window cases.
-native() { printf 'work 300\nprint\nwork 1000\nprint\nwork 200\nprint\nquit\n' | "$1" "$2"; }
+native() { printf 'work 300\nprint\nwork 1000\njump 50\nspawn\nprint\nwork 200\nprint\nquit\n' | "$1" "$2"; }
 
 # text_intact PID BIN: the executable mappings of BIN in PID hold the file's bytes (no int3).
 text_intact() {
@@ -154,7 +155,8 @@ errs = []
 if p["run"].get("mode") != "attach":
     errs.append("run.mode is not attach")
 for name, fn in [("work", "work"), ("iter", "on_iter"), ("even", "on_even"), ("odd", "on_odd"),
-                 ("div3", "on_div3"), ("big", "on_big")]:
+                 ("div3", "on_div3"), ("big", "on_big"), ("jump", "on_jump"),
+                 ("spawn", "on_spawn")]:
     want = b[name] - a[name]
     got = funcs.get(fn, {}).get("count")
     if got != want:
@@ -219,6 +221,8 @@ exact_case() {
 		return
 	fi
 	say "work 1000"
+	say "jump 50"
+	say spawn
 	say print
 	wait_for "$tmp/out" '^end$' 2 || { bad "$name: the target did not answer while attached"; return; }
 	kill -"$sig" "$EPID"
@@ -267,6 +271,8 @@ say "work 300"
 say print
 if start_edgeprof -o "$tmp/k.data"; then
 	say "work 1000"
+	say "jump 50"
+	say spawn
 	say print
 	wait_for "$tmp/out" '^end$' 2
 	kill -KILL "$EPID"
@@ -305,6 +311,8 @@ for how in KILL quit; do
 		continue
 	fi
 	say "work 1000"
+	say "jump 50"
+	say spawn
 	say print
 	wait_for "$tmp/out" '^end$' 2
 	if [ $how = KILL ]; then

@@ -42,9 +42,9 @@ static const char record_usage[] =
 	"                        same build\n"
 	"  -h, --help            show this help\n"
 	"\n"
-	"Not followed inside the window: longjmp, pthread_exit and C++ exceptions that skip\n"
-	"frames (edgeprof writes no breakpoint into a process it attaches to); the functions\n"
-	"they affect show conservation violations in the report.\n";
+	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
+	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
+	"(ignored by default). edgeprof never writes into the process's memory.\n";
 
 struct record_ctx {
 	struct session *s;
@@ -55,6 +55,13 @@ static int start_counting(void *arg, int pid)
 	struct record_ctx *c = arg;
 
 	return probes__add_pid(c->s->probes, pid);
+}
+
+static int watch(void *arg, const char *path, uint64_t file_offset)
+{
+	struct record_ctx *c = arg;
+
+	return probes__watch(c->s->probes, path, file_offset);
 }
 
 static int stop_counting(void *arg, int pid)
@@ -222,7 +229,8 @@ int cmd_record(int argc, char **argv)
 	targv = target_argv(pid);
 	if (tracer__attach(pid, s.img.build_id,
 			   &(struct tracer_hooks){ .started = start_counting,
-						   .stopping = stop_counting, .ctx = &ctx },
+						   .stopping = stop_counting, .watch = watch,
+						   .ctx = &ctx },
 			   seconds, &tr))
 		goto out;
 	if (session__finish(&s, &tr, &(struct session_run_info){ .argv = targv, .mode = "attach",

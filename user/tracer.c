@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf/edgeprof.h"
 #include "log.h"
 #include "proc_maps.h"
 
@@ -60,6 +61,8 @@ struct bp {
 	uint8_t len;	 /* length of the displaced instruction, emulated at a hit */
 	int8_t push_reg; /* -1: the instruction is endbr64; else push of this register */
 	uint8_t kind;	 /* enum bp_kind */
+	bool watched;	 /* no int3: a uprobe signals the thread (tracer__attach), which then
+			  * stops just after the function's first instruction */
 };
 
 #define MAX_BPS 8
@@ -449,7 +452,30 @@ static const struct {
 struct symbol_search {
 	GElf_Addr addr[NSEARCH];
 	bool in_libc[NSEARCH];
+	/* For watching with a uprobe (tracer__attach): the object's path and the function's
+	 * file offset in it (0 when it could not be found). */
+	char path[NSEARCH][512];
+	uint64_t offset[NSEARCH];
 };
+
+/* The file offset of run-time address ADDR in MOD's ELF file, or 0. */
+static uint64_t module_file_offset(Dwfl_Module *mod, GElf_Addr addr)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t n;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    addr - bias >= ph.p_vaddr && addr - bias < ph.p_vaddr + ph.p_filesz)
+			return addr - bias - ph.p_vaddr + ph.p_offset;
+	}
+	return 0;
+}
 
 static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused)),
 			 const char *modname, Dwarf_Addr base __attribute__((unused)), void *arg)
@@ -471,6 +497,8 @@ static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused
 			    (!ss->addr[k] || (libc && !ss->in_libc[k]))) {
 				ss->addr[k] = addr;
 				ss->in_libc[k] = libc;
+				ss->offset[k] = module_file_offset(mod, addr);
+				snprintf(ss->path[k], sizeof(ss->path[k]), "%s", modname);
 			}
 	}
 	return DWARF_CB_OK;
@@ -597,6 +625,8 @@ static unsigned long long *reg_slot(struct user_regs_struct *regs, int reg)
  * moves past it. REGS has rip at the breakpoint's address. */
 static void bp_emulate(int tid, const struct bp *b, struct user_regs_struct *regs)
 {
+	if (b->watched)
+		return; /* nothing was displaced: the thread goes on where it stopped */
 	regs->rip = b->addr + b->len;
 	if (b->push_reg >= 0) {
 		regs->rsp -= 8;
@@ -750,6 +780,9 @@ out:
 	bp_emulate(tid, b, regs);
 }
 
+static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
+		     struct user_regs_struct *regs_in);
+
 /* At a SIGTRAP stop of TID: when it is at one of the tracer's breakpoints, records what that
  * breakpoint is for, emulates the displaced instruction and returns 1 + its kind (the SIGTRAP
  * is then not delivered); 0 when it is not at one. */
@@ -770,6 +803,35 @@ static int breakpoint_hit(struct tracer *t, int tid, int tgid)
 	regs.rip = b->addr;
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs))
 		return 0;
+	return bp_record(t, tid, tgid, b, &regs);
+}
+
+/* At an EP_NOTIFY_SIGNAL stop of TID (tracer__attach): when TID is just inside a watched
+ * function (after its first instruction), records what the function is about to do as
+ * breakpoint_hit does and returns 1 + its kind (the signal is then not delivered); 0 when it
+ * is not (the signal is the program's own). */
+static int watch_hit(struct tracer *t, int tid, int tgid)
+{
+	struct proc *p = proc_find(t, tgid);
+	struct user_regs_struct regs;
+	const struct bp *b = NULL;
+
+	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return 0;
+	for (int i = 0; i < p->nbps; i++)
+		if (p->bps[i].watched && regs.rip >= p->bps[i].addr &&
+		    regs.rip < p->bps[i].addr + 16)
+			b = &p->bps[i];
+	return b ? bp_record(t, tid, tgid, b, &regs) : 0;
+}
+
+/* What breakpoint B of process TGID, reached by TID (registers REGS), stands for: the frames
+ * a longjmp skips, a throw's frames, or pthread_exit's. Returns 1 + B's kind. */
+static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
+		     struct user_regs_struct *regs_in)
+{
+	struct user_regs_struct regs = *regs_in;
+
 	if (b->kind == BP_LONGJMP) {
 		struct bp copy = *b; /* the table may move while the thread is stepped */
 
@@ -1279,6 +1341,36 @@ static void release_task(struct task *task)
 		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
 }
 
+/* Watches the bp_functions of process PID through HOOKS->watch (uprobes that signal the
+ * thread) rather than with breakpoints: nothing is written into a process attached to. */
+static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks)
+{
+	struct proc *p = proc_get(t, pid, NULL);
+	struct symbol_search ss;
+
+	if (!p || !hooks || !hooks->watch)
+		return;
+	p->tried = true;
+	find_functions(pid, &ss);
+	for (int k = 0; k < NSEARCH && p->nbps < MAX_BPS; k++) {
+		bool dup = false;
+
+		for (int i = 0; i < p->nbps; i++)
+			dup |= p->bps[i].addr == ss.addr[k];
+		if (!ss.addr[k] || dup)
+			continue;
+		if (!ss.offset[k] || hooks->watch(hooks->ctx, ss.path[k], ss.offset[k])) {
+			pr_warn("cannot watch %s in '%s': frames it leaves are not followed",
+				bp_functions[k].name, ss.path[k]);
+			continue;
+		}
+		p->bps[p->nbps++] = (struct bp){ .addr = ss.addr[k], .kind = bp_functions[k].kind,
+						 .watched = true };
+		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
+			 (unsigned long long)ss.addr[k]);
+	}
+}
+
 /* Records TID, a thread created by a traced one (the kernel attached it). NULL when out of
  * memory (noted). */
 static struct task *attached_thread(struct tracer *t, int tid)
@@ -1336,6 +1428,18 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 				attached_thread(t, (int)msg);
 		} else {
 			event_stop(t, task, event);
+		}
+	} else if (sig == EP_NOTIFY_SIGNAL) {
+		size_t before = t->res->nevents;
+		int hit = watch_hit(t, tid, task->tgid);
+
+		if (hit == 1 + BP_PTHREAD_EXIT) {
+			task = task_find(t, tid);
+			task->at_pthread_exit = true;
+			task->bp_first = before;
+			task->bp_count = t->res->nevents - before;
+		} else if (!hit) {
+			inject = sig; /* the program's own */
 		}
 	} else if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0) {
 		inject = sig; /* a signal for the process: delivered */
@@ -1475,6 +1579,7 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
+	watch_install(&t, pid, hooks);
 	/* Attach: seize every thread, again until no new one appears, and hold them all. */
 	t0 = now_seconds();
 	for (int round = 0;; round++) {

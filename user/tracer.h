@@ -53,6 +53,11 @@ struct tracer_hooks {
 	/* tracer__attach only: called while every thread of the process is stopped, its
 	 * stacks unwound, right before it is let go (PID stops being counted). May be NULL. */
 	int (*stopping)(void *ctx, int pid);
+	/* tracer__attach only: watches the instruction at FILE_OFFSET of the object at PATH
+	 * (the entry of longjmp, pthread_exit or the C++ unwinder): a counted thread reaching it
+	 * must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h). Returns 0 when it will be. May be
+	 * NULL: such frames are then not followed. */
+	int (*watch)(void *ctx, const char *path, uint64_t file_offset);
 };
 
 struct tracer_result {

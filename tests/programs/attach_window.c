@@ -4,12 +4,15 @@
  * its worker threads (worker -> wait_job -> read_job -> read). Commands on stdin, a line each:
  *   work N   does N iterations of a loop with known branches (on every worker when there are
  *            workers, else in the main thread), then prints "done"
+ *   jump N   N times: setjmp, then longjmp back from three calls deeper
+ *   spawn    starts a thread that calls pthread_exit three calls deep, and joins it
  *   print    prints its own counters, "NAME VALUE" a line, then "end"
  *   quit     exits 0
  * Argument T (default 0): the number of worker threads. Every counted branch calls its own
  * noinline function, so the counters equal the invocation counts of those functions.
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@
 
 #define MAX_WORKERS 16
 
-static unsigned long c_work, c_iter, c_even, c_odd, c_div3, c_big;
+static unsigned long c_work, c_iter, c_even, c_odd, c_div3, c_big, c_jump, c_spawn;
 static volatile unsigned long sink;
 
 static void bump(unsigned long *c)
@@ -55,6 +58,45 @@ COUNTED static void work(unsigned long n, unsigned long seed)
 		if ((x >> 40) > 0xc00000)
 			on_big(x);
 	}
+}
+
+static jmp_buf jump_back;
+
+COUNTED static void jump_deep(int depth)
+{
+	if (depth == 0)
+		longjmp(jump_back, 1);
+	jump_deep(depth - 1);
+	sink++; /* not a tail call */
+}
+
+COUNTED static void on_jump(void) { bump(&c_jump); }
+
+/* N times: setjmp, then a longjmp back from three calls deeper. */
+COUNTED static void jumps(long n)
+{
+	for (long i = 0; i < n; i++) {
+		if (setjmp(jump_back) == 0)
+			jump_deep(2);
+		on_jump();
+	}
+}
+
+COUNTED static void exit_deep(int depth)
+{
+	if (depth == 0)
+		pthread_exit(NULL);
+	exit_deep(depth - 1);
+	sink++;
+}
+
+COUNTED static void on_spawn(void) { bump(&c_spawn); }
+
+static void *spawned(void *arg)
+{
+	on_spawn();
+	exit_deep(2);
+	return arg;
 }
 
 /* One line from FD into BUF (without the newline); -1 at end of input. */
@@ -124,8 +166,8 @@ static void *worker(void *arg)
 
 static void print_counters(void)
 {
-	printf("work %lu\niter %lu\neven %lu\nodd %lu\ndiv3 %lu\nbig %lu\nend\n", c_work, c_iter,
-	       c_even, c_odd, c_div3, c_big);
+	printf("work %lu\niter %lu\neven %lu\nodd %lu\ndiv3 %lu\nbig %lu\njump %lu\nspawn %lu\nend\n",
+	       c_work, c_iter, c_even, c_odd, c_div3, c_big, c_jump, c_spawn);
 	fflush(stdout);
 }
 
@@ -157,6 +199,13 @@ COUNTED static void serve(int fd)
 			}
 			printf("done\n");
 			fflush(stdout);
+		} else if (!strncmp(cmd, "jump ", 5)) {
+			jumps(atol(cmd + 5));
+		} else if (!strcmp(cmd, "spawn")) {
+			pthread_t th;
+
+			if (pthread_create(&th, NULL, spawned, NULL) || pthread_join(th, NULL))
+				abort();
 		} else if (!strcmp(cmd, "print")) {
 			print_counters();
 		} else if (!strcmp(cmd, "quit")) {
