@@ -93,6 +93,7 @@ test: all unit-tests $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
 check-corpus: all $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
+	scripts/attach-corpus.sh
 
 # --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
 FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
