@@ -120,6 +120,17 @@ static uint8_t probe_class(const uint8_t *b, unsigned size)
 		    b[i] != 0xf3)
 			break;
 	}
+	/* ... and on many VEX, EVEX and XOP encoded ones: it checks their opcode byte against the
+	 * one-byte opcode table, where 0x6e/0x6f (vmovd, vmovdqu) or 0xef (vpxor) are ins, outs
+	 * and out. All of them are left alone (they are single-stepped where allowed anyway). */
+	for (unsigned i = 0; i + 1 < size && i < 4; i++) {
+		if (b[i] == 0x64 || b[i] == 0x65 || b[i] == 0x67)
+			continue;
+		if (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62 ||
+		    (b[i] == 0x8f && (b[i + 1] & 0x38) != 0))
+			return PROBE_NEVER;
+		break;
+	}
 	/* ... and on these (int3, int n, into, int1, hlt, iret, far transfers, in/out). */
 	if (b[0] == 0xcc || b[0] == 0xcd || b[0] == 0xce || b[0] == 0xf1 || b[0] == 0xf4 ||
 	    b[0] == 0xcf || b[0] == 0xca || b[0] == 0xcb || b[0] == 0xea || b[0] == 0x9a ||

@@ -487,6 +487,15 @@ static void rollback(struct planner *p, struct func_plan *fp, const struct cfg_f
 		fp->block_counter[b] = PLACEMENT_NO_COUNTER;
 }
 
+/* Whether two of F's blocks overlap (code that jumps into the middle of an instruction). */
+static bool blocks_overlap(const struct cfg_func *f)
+{
+	for (uint32_t b = 1; b < f->nblocks; b++)
+		if (f->blocks[b].start < f->blocks[b - 1].end)
+			return true;
+	return false;
+}
+
 int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		    const struct placement_options *opt)
 {
@@ -516,6 +525,12 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
 			fp->status = PLAN_EXCLUDED;
 			fp->reason = f->nblocks ? "not selected" : "no code";
+			continue;
+		}
+		if (blocks_overlap(f)) {
+			/* A probe on one decoding would sit inside an instruction of the other. */
+			fp->status = PLAN_EXCLUDED;
+			fp->reason = "overlapping instructions";
 			continue;
 		}
 		if (opt->mode == PLACEMENT_NAIVE) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "libs.h"
 #include "log.h"
 #include "probes.h"
 #include "session.h"
@@ -25,6 +26,7 @@
 static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
 	"                       [--weights FILE]\n"
+	"                       [--lib NAME|PATH]...\n"
 	"       edgeprof -p PID [same options]\n"
 	"\n"
 	"Attaches to the running process PID and counts how often every edge and block of its\n"
@@ -40,6 +42,9 @@ static const char record_usage[] =
 	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
 	"                        same build\n"
+	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
+	"                        of the profile): a path, or the start of the file name of a\n"
+	"                        library PID maps (\"libc\" is libc.so.6); repeatable\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
@@ -148,6 +153,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "placement", required_argument, NULL, 'P' },
 		{ "weights", required_argument, NULL, 'w' },
+		{ "lib", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -157,6 +163,8 @@ int cmd_record(int argc, char **argv)
 	struct tracer_result tr = { 0 };
 	struct record_ctx ctx = { .s = &s };
 	char binary[PATH_MAX], **targv = NULL, *end;
+	char *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
+	size_t nlibs = 0;
 	sigset_t stops, old_mask, pending;
 	double seconds = 0;
 	int opt, pid = 0, status = EXIT_INPUT;
@@ -191,6 +199,12 @@ int cmd_record(int argc, char **argv)
 		case 'w':
 			so.weights = optarg;
 			break;
+		case 'l':
+			if (nlibs == TRACER_MAX_OBJECTS - 1)
+				return usage_error("record", "at most %d --lib options",
+						   TRACER_MAX_OBJECTS - 1);
+			lib_names[nlibs++] = optarg;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return EXIT_OK;
@@ -210,6 +224,10 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "no process given (-p PID)");
 	if (tracer__check_target(pid) || target_binary(pid, binary, sizeof(binary)))
 		return EXIT_INPUT;
+	if (nlibs && libs__resolve_mapped(pid, lib_names, nlibs, lib_paths))
+		return EXIT_INPUT;
+	so.libs = lib_paths;
+	so.nlibs = nlibs;
 	/* From here on a stop request waits for the window (tracer__attach takes it), even one
 	 * that comes during the analysis or one an inherited SIG_IGN would drop. */
 	sigemptyset(&stops);
@@ -218,7 +236,8 @@ int cmd_record(int argc, char **argv)
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, &old_mask);
 	so.bound_pid = pid;
-	if (session__prepare(&s, binary, &so) || session__attach(&s, pid))
+	if (session__prepare(&s, binary, &so) || session__attach(&s, 0, pid) ||
+	    (nlibs && session__attach_libs(&s, pid)))
 		goto out;
 	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) ||
 					  sigismember(&pending, SIGTERM) ||
@@ -227,10 +246,11 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	targv = target_argv(pid);
-	if (tracer__attach(pid, s.img.build_id,
+	if (tracer__attach(pid, s.objs[0].img.build_id,
 			   &(struct tracer_hooks){ .started = start_counting,
 						   .stopping = stop_counting, .watch = watch,
-						   .ctx = &ctx },
+						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
+						   .nlib_ids = s.nobjs - 1 },
 			   seconds, &tr))
 		goto out;
 	if (session__finish(&s, &tr, &(struct session_run_info){ .argv = targv, .mode = "attach",
@@ -247,6 +267,8 @@ out:
 	free(targv);
 	tracer_result__release(&tr);
 	session__release(&s);
+	for (size_t k = 0; k < nlibs; k++)
+		free(lib_paths[k]);
 	/* Stop requests are consumed: they were for this window. */
 	while (sigtimedwait(&stops, NULL, &(struct timespec){ 0, 0 }) > 0)
 		;

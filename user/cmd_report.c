@@ -24,6 +24,7 @@
 
 struct report_opts {
 	const char *file;
+	const char *lib;  /* --lib: report this library's section only */
 	bool json;
 	unsigned long top;
 };
@@ -31,7 +32,7 @@ struct report_opts {
 static void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: edgeprof report [FILE] [--json] [--top N]\n"
+		"usage: edgeprof report [FILE] [--json] [--top N] [--lib NAME]\n"
 		"\n"
 		"Shows the profile recorded by 'edgeprof run': a summary of the run and of the\n"
 		"probes, then the hottest functions, blocks and edges.\n"
@@ -41,6 +42,8 @@ static void report_usage(FILE *out)
 		"Options:\n"
 		"  --json         print every profiled function's block and edge counts as JSON\n"
 		"  --top N        show N functions, blocks and edges each (default %d; text only)\n"
+		"  --lib NAME     only the section of a shared library profiled with --lib (a\n"
+		"                 path or the start of its file name); by default every section\n"
 		"  -v, --verbose  more diagnostics on stderr\n"
 		"  -q, --quiet    errors only on stderr\n"
 		"  -h, --help     show this help\n"
@@ -68,6 +71,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return EXIT_OK;
 			} else if (!strcmp(a, "--json")) {
 				o->json = true;
+			} else if (!strcmp(a, "--lib")) {
+				o->lib = i + 1 < argc ? argv[++i] : NULL;
+				if (!o->lib || !*o->lib)
+					return usage_error("report", "--lib needs a library name or path");
 			} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 				const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
 				char *end;
@@ -605,10 +612,45 @@ static int report_json(FILE *out, const struct profile *p)
 	}
 	fprintf(out,
 		"\n],\n\"probes\":{\"sites\":%zu,\"hits\":%" PRIu64 ",\"sites_hit\":%" PRIu64
-		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64
-		"}\n",
+		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64,
 		p->nsites, p->hits, p->sites_hit, p->est_trap_ns, p->naive_hits, p->nviolations);
+	/* Libraries profiled with the binary: each a report of its own. */
+	if (p->nlibs)
+		fputs(",\n\"libraries\":[", out);
+	for (size_t k = 0; k < p->nlibs; k++) {
+		int err;
+
+		if (k)
+			fputs(",\n", out);
+		err = report_json(out, &p->libs[k]);
+		if (err)
+			return err;
+	}
+	fputs(p->nlibs ? "]}\n" : "}\n", out);
 	return 0;
+}
+
+/* Replaces *P by its library section matching NAME (a path, or the start of the file name),
+ * releasing the rest. Returns 0, or -1 with one line when there is no such section. */
+static int select_library(struct profile *p, const char *file, const char *name)
+{
+	for (size_t k = 0; k < p->nlibs; k++) {
+		const char *path = p->libs[k].binary_path ? p->libs[k].binary_path : "";
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		size_t n = strlen(name);
+
+		if (!strcmp(path, name) || (!strchr(name, '/') && !strncmp(base, name, n) &&
+					    (!base[n] || base[n] == '.' || base[n] == '-'))) {
+			struct profile lib = p->libs[k];
+
+			memset(&p->libs[k], 0, sizeof(p->libs[k]));
+			profile__release(p);
+			*p = lib;
+			return 0;
+		}
+	}
+	profile__release(p);
+	return pr_err("'%s': no library section for '%s'", file, name);
 }
 
 int cmd_report(int argc, char **argv)
@@ -622,10 +664,16 @@ int cmd_report(int argc, char **argv)
 		return ret;
 	if (profile__read(o.file, &p))
 		return EXIT_INPUT;
+	if (o.lib && select_library(&p, o.file, o.lib))
+		return EXIT_INPUT;
 	if (p.nviolations)
 		pr_warn("'%s': flow conservation fails at %" PRIu64 " vertices: the counts of the "
 			"functions listed under violations are not exact", o.file, p.nviolations);
 	err = o.json ? report_json(stdout, &p) : report_text(stdout, &p, o.file, o.top);
+	for (size_t k = 0; !o.json && !err && k < p.nlibs; k++) {
+		printf("\n== library %s ==\n\n", p.libs[k].binary_path);
+		err = report_text(stdout, &p.libs[k], o.file, o.top);
+	}
 	profile__release(&p);
 	if (err == -ENOMEM) {
 		pr_err("out of memory");

@@ -19,12 +19,14 @@
 #include "cfg/cfg.h"
 #include "estimators/placement.h"
 #include "log.h"
+#include "libs.h"
 #include "probes.h"
 #include "session.h"
 #include "tracer.h"
 
 static const char run_usage[] =
-	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--] PROG [ARGS...]\n"
+	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
+	"                    [--lib NAME|PATH]... [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
 	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
@@ -37,6 +39,10 @@ static const char run_usage[] =
 	"                        block (for comparison; edges are derived where block counts allow)\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
 	"                        build (default: Ball-Larus loop heuristic)\n"
+	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
+	"                        of the profile): a path, or the start of the file name of a\n"
+	"                        library PROG's dynamic loader loads (\"libz\"); counted in PROG's\n"
+	"                        process, not in its children; repeatable\n"
 	"  -h, --help            show this help\n";
 
 /* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
@@ -73,7 +79,18 @@ static int attach_probes(void *arg, int pid)
 {
 	struct session *s = arg;
 
-	return session__attach(s, pid) ? -EINVAL : probes__add_pid(s->probes, pid);
+	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
+		return -EINVAL;
+	return probes__add_pid(s->probes, pid);
+}
+
+/* Once the program's shared libraries are mapped (the early stop): check that the kernel
+ * took every probe of theirs. */
+static int check_libs(void *arg, int pid)
+{
+	struct session *s = arg;
+
+	return s->nobjs > 1 ? session__check_libs(s, pid) : 0;
 }
 
 /* An instruction of the entry function's first block that is not a probe site, where the
@@ -110,16 +127,20 @@ int cmd_run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "placement", required_argument, NULL, 'p' },
 		{ "weights", required_argument, NULL, 'w' },
+		{ "lib", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = "edgeprof.data";
 	struct session_options so = { .mode = PLACEMENT_CHORDS };
-	char binary[PATH_MAX];
+	char binary[PATH_MAX], *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
 	struct session s = { 0 };
 	struct tracer_result tr = { 0 };
 	int opt, status = EXIT_INPUT;
+	size_t nlibs = 0;
 	bool written = false;
+	struct session_object *main_obj;
+	uint64_t early;
 
 	optind = 1;
 	opterr = 0; /* one message per error: ours, not getopt's too */
@@ -140,6 +161,12 @@ int cmd_run(int argc, char **argv)
 		case 'w':
 			so.weights = optarg;
 			break;
+		case 'l':
+			if (nlibs == TRACER_MAX_OBJECTS - 1)
+				return usage_error("run", "at most %d --lib options",
+						   TRACER_MAX_OBJECTS - 1);
+			lib_names[nlibs++] = optarg;
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			return EXIT_OK;
@@ -155,12 +182,25 @@ int cmd_run(int argc, char **argv)
 		return usage_error("run", "no program to run");
 	if (resolve_prog(argv[optind], binary, sizeof(binary)))
 		return EXIT_INPUT;
+	if (nlibs && libs__resolve_needed(binary, lib_names, nlibs, lib_paths))
+		return EXIT_INPUT;
+	so.libs = lib_paths;
+	so.nlibs = nlibs;
 	if (session__prepare(&s, binary, &so))
 		goto out;
-	if (tracer__run(binary, &argv[optind], s.img.build_id,
-			&(struct tracer_hooks){ .started = attach_probes, .ctx = &s,
-						.early_stop = early_stop_site(&s.prog, &s.pl),
-						.load_vaddr = s.img.segs[0].vaddr - s.img.segs[0].offset },
+	main_obj = &s.objs[0];
+	early = early_stop_site(&main_obj->prog, &main_obj->pl);
+	if (nlibs && !early) {
+		pr_err("'%s': no place to stop once its libraries are loaded: --lib is not possible",
+		       binary);
+		goto out;
+	}
+	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
+			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.ctx = &s, .early_stop = early,
+						.load_vaddr = main_obj->img.segs[0].vaddr -
+							      main_obj->img.segs[0].offset,
+						.lib_ids = &s.lib_ids[1], .nlib_ids = s.nobjs - 1 },
 			&tr))
 		goto out;
 	written = !session__finish(&s, &tr, &(struct session_run_info){ .argv = &argv[optind],
@@ -175,5 +215,7 @@ int cmd_run(int argc, char **argv)
 out:
 	tracer_result__release(&tr);
 	session__release(&s);
+	for (size_t k = 0; k < nlibs; k++)
+		free(lib_paths[k]);
 	return status;
 }

@@ -472,10 +472,10 @@ static void write_body(struct writer *w, const struct totals *t)
 		if (ferror(w->out))
 			wfail(w, -EIO, "write error");
 	}
+	/* The closing brace is the caller's: libraries may follow. */
 	fprintf(w->out,
 		"],\n\"probes\":{\"sites\":%zu,\"hits\":%" PRIu64 ",\"sites_hit\":%" PRIu64
-		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64
-		"}\n",
+		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64,
 		in->pl->nsites, t->hits, t->sites_hit, isfinite(t->est_trap_ns) ? t->est_trap_ns :
 		0.0, t->naive_hits, t->violations);
 }
@@ -546,6 +546,24 @@ int profile__write(const char *path, const struct profile_input *in)
 	fd = -1;
 	errno = 0;
 	write_body(&w, &t);
+	if (in->nlibs)
+		fputs(",\n\"libraries\":[", w.out);
+	for (size_t k = 0; k < in->nlibs && !w.err; k++) {
+		struct writer lw = { .path = path, .in = &in->libs[k], .out = w.out };
+		struct totals lt = { 0 };
+
+		if (k)
+			fputs(",\n", w.out);
+		if (check_input(&lw, &lt) == 0)
+			write_body(&lw, &lt);
+		if (lw.err) {
+			w.err = lw.err;
+			memcpy(w.msg, lw.msg, sizeof(w.msg));
+		} else {
+			fputs("}", w.out);
+		}
+	}
+	fputs(in->nlibs ? "]}\n" : "}\n", w.out);
 	if (w.err)
 		goto fail;
 	if (fflush(w.out) || ferror(w.out)) {
@@ -587,6 +605,7 @@ fail:
 struct reader {
 	const char *name;
 	struct profile *p;
+	bool nested;     /* reading a library's profile */
 	uint32_t *slots; /* file-name interning: open addressing, index + 1, 0 = empty */
 	size_t nslots;   /* power of two */
 	size_t files_cap;
@@ -1502,6 +1521,35 @@ static int read_summary(struct reader *r, json_t *root)
 	return 0;
 }
 
+static int read_root(struct reader *r, json_t *root);
+
+/* The optional "libraries": each a profile of its own (without libraries). */
+static int read_libraries(struct reader *r, json_t *root)
+{
+	struct profile *p = r->p;
+	json_t *libs = json_object_get(root, "libraries");
+	int err = 0;
+
+	if (!libs)
+		return 0;
+	if (r->nested)
+		return rfail(r, "a library's profile has libraries");
+	if (!json_is_array(libs) || json_array_size(libs) > 256)
+		return rfail(r, "libraries is not an array of at most 256 profiles");
+	p->libs = calloc(json_array_size(libs) + 1, sizeof(*p->libs));
+	if (!p->libs)
+		return rnomem(r);
+	for (size_t k = 0; k < json_array_size(libs) && !err; k++) {
+		struct reader lr = { .name = r->name, .p = &p->libs[k], .nested = true };
+
+		p->libs[k].source = strdup(r->name);
+		err = p->libs[k].source ? read_root(&lr, json_array_get(libs, k)) : rnomem(r);
+		free(lr.slots);
+		p->nlibs = k + 1;
+	}
+	return err;
+}
+
 static int read_root(struct reader *r, json_t *root)
 {
 	json_t *fmt, *ver;
@@ -1529,6 +1577,8 @@ static int read_root(struct reader *r, json_t *root)
 		err = read_placement(r, root);
 	if (!err)
 		err = read_summary(r, root);
+	if (!err)
+		err = read_libraries(r, root);
 	return err;
 }
 
@@ -1660,6 +1710,9 @@ void profile__release(struct profile *p)
 	free(p->sites);
 	free(p->counter_defs);
 	free(p->counters);
+	for (size_t k = 0; p->libs && k < p->nlibs; k++)
+		profile__release(&p->libs[k]);
+	free(p->libs);
 	memset(p, 0, sizeof(*p));
 }
 

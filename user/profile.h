@@ -44,13 +44,16 @@
  *   }...],
  *   "probes": {"sites": INT, "hits": INT, "sites_hit": INT, "est_trap_ns": NUM,
  *              "naive_hits": INT},
- *   "violations": INT
+ *   "violations": INT,
+ *   "libraries": [{...}...]                                     (optional)
  * }
  *
  * Function I in "sites" and "counters" is an index into "functions"; edge E and block B index
  * that function's "edges" and "blocks" (which are in CFG id order; E == the number of edges
  * is the virtual EXIT->root edge). KIND is an edge kind name
- * of cfg_edge_kind__name. Blocks are sorted by address and do not overlap; edge endpoints and
+ * of cfg_edge_kind__name. "libraries" holds one object per shared library profiled with the
+ * binary (`--lib`), each with every key above but "libraries": its own binary, run (the same),
+ * placement, counters, functions, probes and violations. Blocks are sorted by address and do not overlap; edge endpoints and
  * violations name blocks of the same function (or "exit"; an edge never leaves "exit": the
  * virtual EXIT->root edge is the function's "count"). Excluded functions have no blocks or
  * edges. Each site's "hits" is the sum of its counters; "probes.hits" the sum of all
@@ -103,6 +106,8 @@ struct profile_input {
 	int pid;                             /* attach: the process */
 	double held_attach, held_detach;     /* attach: seconds it was stopped */
 	const struct virtual_edge *ve;       /* those edges, sorted by function (may be NULL) */
+	const struct profile_input *libs;    /* shared libraries profiled with it (--lib) */
+	size_t nlibs;
 };
 
 struct profile_block {
@@ -203,6 +208,11 @@ struct profile {
 	uint64_t hits, sites_hit, naive_hits;
 	double est_trap_ns;
 	uint64_t nviolations;
+
+	/* Shared libraries profiled in the same run (`--lib`), each a whole profile of its own
+	 * object (no libraries of their own). */
+	struct profile *libs;
+	size_t nlibs;
 };
 
 /* Writes the profile of IN to PATH atomically: a temporary file in PATH's directory, flushed

@@ -1,6 +1,6 @@
 /*
- * A profiling session (see session.h): plan, attach, and from counters and frame events to a
- * written profile. Shared by `edgeprof run` and `edgeprof record -p`.
+ * A profiling session (see session.h): plan every object, attach, and from counters and
+ * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
  */
 #include "session.h"
 
@@ -29,30 +29,44 @@ static uint64_t load_bias(int pid, const char *path, const struct elf_image *img
 	return base ? base - (first & ~0xfffULL) : 0;
 }
 
+/* The object whose indirect ordinals hold ORDINAL (a map ordinal), or NULL. */
+static struct session_object *object_of_ordinal(struct session *s, uint32_t ordinal)
+{
+	for (size_t k = 0; k < s->nobjs; k++)
+		if (ordinal >= s->objs[k].ordinal_base &&
+		    ordinal - s->objs[k].ordinal_base < s->objs[k].capacity)
+			return &s->objs[k];
+	return NULL;
+}
+
 /* One target an indirect site saw: add its hits to the counter of the matching out-edge. */
 static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t hits)
 {
-	struct session *c = arg;
-	const struct probe_site *s;
+	struct session *s = arg;
+	struct session_object *o = object_of_ordinal(s, ordinal);
+	const struct probe_site *site;
 	const struct cfg_func *f;
 	int b;
 
-	if (ordinal >= c->nindirect || c->indirect_site[ordinal] == UINT32_MAX) {
-		c->unmatched += hits;
+	if (!o)
+		return;
+	ordinal -= o->ordinal_base;
+	if (ordinal >= o->nindirect || o->indirect_site[ordinal] == UINT32_MAX) {
+		o->unmatched += hits;
 		return;
 	}
-	s = &c->pl.sites[c->indirect_site[ordinal]];
-	f = &c->prog.funcs[s->func];
-	b = cfg_func__block_containing(f, s->addr);
-	for (uint32_t k = 0; b >= 0 && k < f->blocks[b].nsucc && k < s->counter2; k++) {
+	site = &o->pl.sites[o->indirect_site[ordinal]];
+	f = &o->prog.funcs[site->func];
+	b = cfg_func__block_containing(f, site->addr);
+	for (uint32_t k = 0; b >= 0 && k < f->blocks[b].nsucc && k < site->counter2; k++) {
 		const struct cfg_edge *e = &f->edges[f->succ[f->blocks[b].first_succ + k]];
 
-		if (e->to < f->nblocks && f->blocks[e->to].start == target - c->bias) {
-			c->counters[s->counter + k] += hits;
+		if (e->to < f->nblocks && f->blocks[e->to].start == target - o->bias) {
+			s->counters[o->counter_base + site->counter + k] += hits;
 			return;
 		}
 	}
-	c->unmatched += hits;
+	o->unmatched += hits;
 }
 
 /* Makes the instruction at VADDR unprobeable in PROG (the kernel refused a probe there). */
@@ -68,61 +82,119 @@ static void mark_refused(struct cfg_program *prog, uint64_t vaddr)
 	}
 }
 
-/* The file offsets of the sites of the plan. Returns a malloc'd array, or NULL (reported). */
-static uint64_t *site_offsets(const struct session *c)
+/* The file offsets of the sites of O's plan. Returns a malloc'd array, or NULL (reported). */
+static uint64_t *site_offsets(const struct session_object *o)
 {
-	uint64_t *offs = malloc((c->pl.nsites + 1) * sizeof(*offs));
+	uint64_t *offs = malloc((o->pl.nsites + 1) * sizeof(*offs));
 
 	if (!offs) {
 		pr_err("out of memory");
 		return NULL;
 	}
-	for (size_t i = 0; i < c->pl.nsites; i++)
-		if (elf_image__vaddr_to_offset(&c->img, c->pl.sites[i].addr, &offs[i])) {
-			pr_err("'%s': probe site %#llx has no file offset", c->binary,
-			       (unsigned long long)c->pl.sites[i].addr);
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		if (elf_image__vaddr_to_offset(&o->img, o->pl.sites[i].addr, &offs[i])) {
+			pr_err("'%s': probe site %#llx has no file offset", o->path,
+			       (unsigned long long)o->pl.sites[i].addr);
 			free(offs);
 			return NULL;
 		}
 	return offs;
 }
 
-int session__prepare(struct session *s, const char *binary, const struct session_options *o)
+/* The attach cookie of site S of object O: its counters and ordinal moved to O's slice. */
+static uint64_t object_cookie(const struct session_object *o, const struct probe_site *s)
 {
-	s->img.fd = -1;
-	if (strlen(binary) >= sizeof(s->binary))
-		return pr_err("'%s': path too long", binary);
-	strcpy(s->binary, binary);
-	s->popt.mode = o->mode;
-	if (elf_image__open(&s->img, binary))
-		return pr_lib_err(binary, cfg_strerror());
-	if (cfg_program__build(&s->prog, &s->img, NULL))
-		return pr_lib_err(binary, cfg_strerror());
-	calibration__load(&s->popt.costs);
-	if (o->weights) {
-		if (run_weights__load(&s->rw, o->weights, &s->img, &s->prog))
-			return -1;
-		s->popt.weights = run_weights__get;
-		s->popt.weights_ctx = &s->rw;
+	struct probe_site moved = *s;
+
+	if (s->kind == SITE_INDIRECT) {
+		moved.ordinal += o->ordinal_base;
+	} else {
+		if (s->counter != PLACEMENT_NO_COUNTER)
+			moved.counter += o->counter_base;
+		if (s->kind == SITE_BRANCH && s->counter2 != PLACEMENT_NO_COUNTER)
+			moved.counter2 += o->counter_base;
 	}
-	if (placement__plan(&s->pl, &s->prog, &s->popt))
-		return pr_err("'%s': out of memory planning probes", binary);
-	if (s->pl.ncounters >= EP_MAX_COUNTERS)
-		return pr_err("'%s': %u counters needed, at most %llu supported", binary,
-			      s->pl.ncounters, (unsigned long long)EP_MAX_COUNTERS);
+	return probes__cookie(&moved);
+}
+
+/* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
+static int object_prepare(struct session_object *o, const char *path,
+			  const struct placement_options *popt, const char *weights)
+{
+	o->img.fd = -1;
+	if (strlen(path) >= sizeof(o->path))
+		return pr_err("'%s': path too long", path);
+	strcpy(o->path, path);
+	o->popt = *popt;
+	if (elf_image__open(&o->img, path))
+		return pr_lib_err(path, cfg_strerror());
+	if (cfg_program__build(&o->prog, &o->img, NULL))
+		return pr_lib_err(path, cfg_strerror());
+	if (weights) {
+		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
+			return -1;
+		o->popt.weights = run_weights__get;
+		o->popt.weights_ctx = &o->rw;
+	}
+	if (placement__plan(&o->pl, &o->prog, &o->popt))
+		return pr_err("'%s': out of memory planning probes", path);
 	/* Room for a plan made again without refused sites (see session__attach). */
-	s->capacity = s->pl.ncounters + s->pl.ncounters / 2 + 1024;
-	if (probes__open(&s->probes, s->capacity))
-		return -1;
-	probes__bind_pid(s->probes, o->bound_pid);
-	pr_info("%zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
-		s->prog.nfuncs, s->pl.nchord_funcs, s->pl.nnaive_funcs, s->pl.nexcluded_funcs,
-		s->pl.nsites, s->pl.ncounters);
+	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
+	if (o->capacity < o->pl.nsites + 1024)
+		o->capacity = (uint32_t)o->pl.nsites + 1024;
+	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
+		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
+		o->pl.nsites, o->pl.ncounters);
 	return 0;
 }
 
-int session__attach(struct session *c, int pid)
+int session__prepare(struct session *s, const char *binary, const struct session_options *o)
 {
+	struct placement_options popt = { .mode = o->mode };
+	uint64_t total = 0, ordinals = 0;
+
+	if (o->nlibs > TRACER_MAX_OBJECTS - 1)
+		return pr_err("at most %d libraries can be profiled at once", TRACER_MAX_OBJECTS - 1);
+	s->objs = calloc(o->nlibs + 1, sizeof(*s->objs));
+	if (!s->objs)
+		return pr_err("out of memory");
+	for (size_t k = 0; k <= o->nlibs; k++)
+		s->objs[k].img.fd = -1;
+	s->nobjs = o->nlibs + 1;
+	calibration__load(&popt.costs);
+	for (size_t k = 0; k < s->nobjs; k++) {
+		struct session_object *ob = &s->objs[k];
+
+		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights))
+			return -1;
+		ob->counter_base = (uint32_t)total;
+		ob->ordinal_base = (uint32_t)ordinals;
+		total += ob->capacity;
+		ordinals += ob->capacity;
+		if (total >= EP_MAX_COUNTERS || ordinals >= EP_MAX_INDIRECT_SITES * 64ull)
+			return pr_err("'%s': %llu counters needed, at most %llu supported", ob->path,
+				      (unsigned long long)total, (unsigned long long)EP_MAX_COUNTERS);
+		s->lib_ids[k] = ob->img.build_id;
+	}
+	if (ordinals > EP_MAX_INDIRECT_SITES) {
+		/* Ordinals are 17 bits in a cookie: only the binary's may need them all. */
+		for (size_t k = 1; k < s->nobjs; k++)
+			for (size_t i = 0; i < s->objs[k].pl.nsites; i++)
+				if (s->objs[k].pl.sites[i].kind == SITE_INDIRECT &&
+				    s->objs[k].ordinal_base + s->objs[k].capacity > EP_MAX_INDIRECT_SITES)
+					return pr_err("'%s': too many jump-table sites in all",
+						      s->objs[k].path);
+	}
+	s->capacity = (uint32_t)total;
+	if (probes__open(&s->probes, s->capacity))
+		return -1;
+	probes__bind_pid(s->probes, o->bound_pid);
+	return 0;
+}
+
+int session__attach(struct session *s, size_t k, int pid)
+{
+	struct session_object *c = &s->objs[k];
 	int err = -EINVAL;
 
 	for (int round = 0; round < 4; round++) {
@@ -137,21 +209,22 @@ int session__attach(struct session *c, int pid)
 			return pr_err("out of memory");
 		}
 		for (size_t i = 0; i < c->pl.nsites; i++)
-			cookies[i] = probes__cookie(&c->pl.sites[i]);
-		err = c->pl.nsites ? probes__attach(c->probes, c->binary, offs, cookies,
+			cookies[i] = object_cookie(c, &c->pl.sites[i]);
+		err = c->pl.nsites ? probes__attach(s->probes, c->path, offs, cookies,
 						    c->pl.nsites) : 0;
 		free(cookies);
 		if (err == -ENOTSUPP)
-			err = probes__refused(c->probes, c->binary, offs, c->pl.nsites, &bad, &nbad);
+			err = probes__refused(s->probes, c->path, offs, c->pl.nsites, &bad, &nbad);
 		free(offs);
 		if (err)
 			return err;
 		if (!nbad) {
-			c->bias = load_bias(pid, c->binary, &c->img);
+			c->bias = load_bias(pid, c->path, &c->img);
+			c->attached = true;
 			return 0;
 		}
-		pr_info("the kernel refuses probes on %zu instructions: placing probes without them",
-			nbad);
+		pr_info("'%s': the kernel refuses probes on %zu instructions: placing probes without them",
+			c->path, nbad);
 		for (size_t i = 0; i < nbad; i++) {
 			uint64_t v;
 
@@ -164,33 +237,90 @@ int session__attach(struct session *c, int pid)
 		free(bad);
 		placement__free(&c->pl);
 		if (placement__plan(&c->pl, &c->prog, &c->popt))
-			return pr_err("'%s': out of memory planning probes", c->binary);
-		if (c->pl.ncounters > c->capacity)
+			return pr_err("'%s': out of memory planning probes", c->path);
+		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
 			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
-				      c->binary, c->pl.ncounters, c->capacity);
+				      c->path, c->pl.ncounters, c->capacity);
 	}
-	return pr_err("'%s': the kernel keeps refusing probe sites", c->binary);
+	return pr_err("'%s': the kernel keeps refusing probe sites", c->path);
+}
+
+int session__check_libs(struct session *s, int pid)
+{
+	int ret = 0;
+
+	for (size_t k = 1; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+		uint64_t *offs = site_offsets(o), *bad = NULL;
+		size_t nbad = 0;
+
+		/* Mapped now: where (jump-table targets are run-time addresses). */
+		o->bias = load_bias(pid, o->path, &o->img);
+
+		if (!offs || probes__refused(s->probes, o->path, offs, o->pl.nsites, &bad, &nbad)) {
+			free(offs);
+			return -1;
+		}
+		if (nbad) {
+			pr_warn("'%s': the kernel refused %zu of its probes: its counts are not exact",
+				o->path, nbad);
+			ret = -1;
+		}
+		free(bad);
+		free(offs);
+	}
+	return ret;
+}
+
+int session__attach_libs(struct session *s, int pid)
+{
+	probes__bind_pid(s->probes, pid);
+	s->main_pid = pid;
+	for (size_t k = 1; k < s->nobjs; k++)
+		if (session__attach(s, k, pid))
+			return -1;
+	return 0;
+}
+
+/* The frames of every object: block indices and the virtual edges found, per object. */
+struct frame_map {
+	const struct session *s;
+	struct block_index *bi;  /* [nobjs] */
+	struct virtual_edge **v; /* [nobjs], room for every event */
+	size_t *n;               /* [nobjs] */
+};
+
+/* Whether frame event EV is accounted: in an attached object and, for a library (whose
+ * probes are bound to one process), in that process. */
+static bool event_counts(const struct session *s, const struct frame_event *ev)
+{
+	if (ev->obj >= s->nobjs || !s->objs[ev->obj].attached)
+		return false;
+	return ev->obj == 0 || !s->main_pid || ev->tgid == s->main_pid;
 }
 
 /* The frames of one C++ throw, from its marker at events[I]: innermost first, each frame whose
  * call has no landing pad is skipped by the exception (left without returning); the first one
- * whose call has one handles it (through its exception edge) and ends the walk. Returns the
- * index of the throw's last event. */
-static size_t throw_frames(const struct cfg_program *prog, const struct block_index *bi,
-			   const struct tracer_result *tr, size_t i, struct virtual_edge *v,
-			   size_t *n, size_t *unmapped)
+ * whose call has one handles it (through its exception edge) and ends the walk. Frames of
+ * objects not profiled are not seen. Returns the index of the throw's last event. */
+static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, size_t i,
+			   size_t *unmapped)
 {
 	bool handled = false;
 
 	for (i++; i < tr->nevents && tr->events[i].kind == FRAME_THROW && tr->events[i].vaddr;
 	     i++) {
 		const struct frame_event *ev = &tr->events[i];
+		const struct cfg_program *prog;
+		const struct block_index *bi;
 		const struct block_ref *r;
 		const struct cfg_func *f;
 		const struct cfg_block *b;
 
-		if (handled || ev->activation)
+		if (handled || ev->activation || !event_counts(m->s, ev))
 			continue;
+		prog = &m->s->objs[ev->obj].prog;
+		bi = &m->bi[ev->obj];
 		r = block_index__find(bi, ev->vaddr - 1);
 		if (!r || r->end != ev->vaddr) {
 			(*unmapped)++;
@@ -201,50 +331,50 @@ static size_t throw_frames(const struct cfg_program *prog, const struct block_in
 		for (uint32_t k = 0; k < b->nsucc; k++)
 			handled |= f->edges[f->succ[b->first_succ + k]].kind == EDGE_EXCEPTION;
 		if (!handled && frames__virtual_edge(prog, bi, ev->vaddr, FRAME_LEFT, false,
-						     &v[*n]) == 1)
-			(*n)++;
+						     &m->v[ev->obj][m->n[ev->obj]]) == 1)
+			m->n[ev->obj]++;
 	}
 	return i - 1;
 }
 
-/* Maps the unwound frames to virtual edges (one list for the whole program). */
-static int frames_to_virtual(const struct cfg_program *prog, const struct tracer_result *tr,
-			     struct virtual_edge **vout, size_t *nout, size_t *unmapped)
+/* Maps the unwound frames to virtual edges, per object. */
+static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr,
+			     size_t *unmapped)
 {
-	struct block_index bi;
-	struct virtual_edge *v = NULL;
-	size_t n = 0, i;
-	int err = block_index__build(&bi, prog);
+	const struct session *s = m->s;
 
 	*unmapped = 0;
-	if (err)
-		return err;
-	v = calloc(tr->nevents + 1, sizeof(*v));
-	if (!v) {
-		block_index__free(&bi);
-		return -ENOMEM;
+	for (size_t k = 0; k < s->nobjs; k++) {
+		int err = block_index__build(&m->bi[k], &s->objs[k].prog);
+
+		if (err)
+			return err;
+		m->v[k] = calloc(tr->nevents + 1, sizeof(*m->v[k]));
+		if (!m->v[k])
+			return -ENOMEM;
 	}
-	for (i = 0; i < tr->nevents; i++) {
+	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct frame_event *ev = &tr->events[i];
+		struct virtual_edge *ve;
 		int rc;
 
 		if (ev->kind == FRAME_THROW) {
-			i = throw_frames(prog, &bi, tr, i, v, &n, unmapped);
+			i = throw_frames(m, tr, i, unmapped);
 			continue;
 		}
-		rc = frames__virtual_edge(prog, &bi, ev->vaddr,
+		if (!event_counts(s, ev))
+			continue;
+		ve = &m->v[ev->obj][m->n[ev->obj]];
+		rc = frames__virtual_edge(&s->objs[ev->obj].prog, &m->bi[ev->obj], ev->vaddr,
 					  ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
-					  ev->activation, &v[n]);
+					  ev->activation, ve);
 		if (rc == 1) {
-			v[n].stopped_before = ev->pending;
-			n++;
-		}
-		else if (rc < 0)
+			ve->stopped_before = ev->pending;
+			m->n[ev->obj]++;
+		} else if (rc < 0) {
 			(*unmapped)++;
+		}
 	}
-	block_index__free(&bi);
-	*vout = v;
-	*nout = n;
 	return 0;
 }
 
@@ -255,74 +385,116 @@ static int cmp_ve_func(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* Indirect sites of O: ordinal -> site. Returns 0 or -ENOMEM. */
+static int index_indirect(struct session_object *o)
+{
+	o->indirect_site = malloc((o->pl.nsites + 1) * sizeof(*o->indirect_site));
+	if (!o->indirect_site)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		o->indirect_site[i] = UINT32_MAX;
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		if (o->pl.sites[i].kind == SITE_INDIRECT && o->pl.sites[i].ordinal < o->pl.nsites) {
+			o->indirect_site[o->pl.sites[i].ordinal] = (uint32_t)i;
+			if (o->pl.sites[i].ordinal + 1 > o->nindirect)
+				o->nindirect = o->pl.sites[i].ordinal + 1;
+		}
+	return 0;
+}
+
+/* Propagates object O's counts with its virtual edges VE[0..NVE) (sorted by function) into
+ * COUNTS[nfuncs]; adds its violations to *NVIOL. Returns 0 or -ENOMEM. */
+static int object_counts(const struct session *s, const struct session_object *o,
+			 const struct virtual_edge *ve, size_t nve, struct func_counts *counts,
+			 size_t *nviol)
+{
+	const uint64_t *counters = s->counters + o->counter_base;
+
+	for (size_t i = 0, j = 0; i < o->prog.nfuncs; i++) {
+		size_t k = j;
+
+		while (j < nve && ve[j].func == i)
+			j++;
+		if (o->pl.funcs[i].status == PLAN_EXCLUDED)
+			continue;
+		if (propagate__func(&o->prog.funcs[i], i, &o->pl, counters, &ve[k], j - k,
+				    &counts[i]))
+			return -ENOMEM;
+		*nviol += counts[i].nviolations;
+	}
+	return 0;
+}
 
 int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out)
 {
-	struct func_counts *counts = NULL;
-	struct virtual_edge *ve = NULL;
-	struct srcline *lines = NULL;
-	size_t nve = 0, unmapped = 0, i, j, nviol = 0;
+	size_t n = s->nobjs, unmapped = 0, nviol = 0;
+	struct block_index *bi = calloc(n, sizeof(*bi));
+	struct virtual_edge **v = calloc(n, sizeof(*v));
+	size_t *nv = calloc(n, sizeof(*nv));
+	struct func_counts **counts = calloc(n, sizeof(*counts));
+	struct srcline **lines = calloc(n, sizeof(*lines));
+	struct profile_input *in = calloc(n, sizeof(*in));
+	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
+	uint64_t unmatched = 0;
 	int ret = -1;
 
+	if (!bi || !v || !nv || !counts || !lines || !in)
+		goto nomem;
 	s->counters = calloc(s->capacity + 1, sizeof(*s->counters));
 	if (!s->counters || probes__read(s->probes, s->counters)) {
 		pr_err("cannot read the counters");
 		goto out;
 	}
 	/* Indirect sites: their counters are the targets their jumps took. */
-	s->indirect_site = malloc((s->pl.nsites + 1) * sizeof(*s->indirect_site));
-	if (!s->indirect_site)
-		goto nomem;
-	for (i = 0; i < s->pl.nsites; i++)
-		s->indirect_site[i] = UINT32_MAX;
-	for (i = 0; i < s->pl.nsites; i++)
-		if (s->pl.sites[i].kind == SITE_INDIRECT && s->pl.sites[i].ordinal < s->pl.nsites) {
-			s->indirect_site[s->pl.sites[i].ordinal] = (uint32_t)i;
-			if (s->pl.sites[i].ordinal + 1 > s->nindirect)
-				s->nindirect = s->pl.sites[i].ordinal + 1;
-		}
-	if (s->nindirect && probes__read_indirect(s->probes, fold_indirect, s))
+	for (size_t k = 0; k < n; k++)
+		if (index_indirect(&s->objs[k]))
+			goto nomem;
+	if (probes__read_indirect(s->probes, fold_indirect, s))
 		goto out;
-	if (s->unmatched)
+	for (size_t k = 0; k < n; k++)
+		unmatched += s->objs[k].unmatched;
+	if (unmatched)
 		pr_warn("%llu indirect jumps went to targets that are no edge of the CFG: counts of their functions are not exact",
-			(unsigned long long)s->unmatched);
+			(unsigned long long)unmatched);
 	if (probes__lost_forks(s->probes))
 		pr_warn("%llu forked processes could not be counted (too many processes)",
 			(unsigned long long)probes__lost_forks(s->probes));
 	probes__close(s->probes);
 	s->probes = NULL;
-	if (frames_to_virtual(&s->prog, tr, &ve, &nve, &unmapped))
+	if (frames_to_virtual(&m, tr, &unmapped))
 		goto nomem;
-	if (nve)
-		qsort(ve, nve, sizeof(*ve), cmp_ve_func);
-	counts = calloc(s->prog.nfuncs ? s->prog.nfuncs : 1, sizeof(*counts));
-	if (!counts)
-		goto nomem;
-	for (i = 0, j = 0; i < s->prog.nfuncs; i++) {
-		size_t k = j;
+	for (size_t k = 0; k < n; k++) {
+		struct session_object *o = &s->objs[k];
 
-		while (j < nve && ve[j].func == i)
-			j++;
-		if (s->pl.funcs[i].status == PLAN_EXCLUDED)
-			continue;
-		if (propagate__func(&s->prog.funcs[i], i, &s->pl, s->counters, &ve[k], j - k,
-				    &counts[i]))
+		if (nv[k])
+			qsort(v[k], nv[k], sizeof(*v[k]), cmp_ve_func);
+		counts[k] = calloc(o->prog.nfuncs ? o->prog.nfuncs : 1, sizeof(*counts[k]));
+		if (!counts[k] || object_counts(s, o, v[k], nv[k], counts[k], &nviol))
 			goto nomem;
-		nviol += counts[i].nviolations;
+		if (srcline__open(&lines[k], &o->img))
+			lines[k] = NULL;
+		in[k] = (struct profile_input){
+			.prog = &o->prog, .pl = &o->pl, .counters = s->counters + o->counter_base,
+			.counts = counts[k], .costs = &o->popt.costs, .lines = lines[k],
+			.argv = info->argv, .wait_status = tr->wait_status, .seconds = tr->seconds,
+			.nprocesses = tr->nprocesses, .nthreads = tr->nthreads,
+			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
+			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
+			.held_detach = info->held_detach,
+		};
 	}
-	if (srcline__open(&lines, &s->img))
-		lines = NULL;
-	if (profile__write(out, &(struct profile_input){
-					.prog = &s->prog, .pl = &s->pl, .counters = s->counters,
-					.counts = counts, .costs = &s->popt.costs, .lines = lines,
-					.argv = info->argv, .wait_status = tr->wait_status,
-					.seconds = tr->seconds, .nprocesses = tr->nprocesses,
-					.nthreads = tr->nthreads,
-					.unwind_failures = tr->unwind_failures, .nvirtual = nve,
-					.ve = ve, .mode = info->mode, .pid = info->pid,
-					.held_attach = info->held_attach,
-					.held_detach = info->held_detach }))
+	/* Libraries whose probes never went in (the program ended before its loader was done)
+	 * have nothing to report. */
+	in[0].libs = &in[1];
+	for (size_t k = 1; k < n; k++) {
+		if (s->objs[k].attached)
+			in[1 + in[0].nlibs++] = in[k];
+		else
+			pr_warn("'%s' was never attached: it has no section in the profile",
+				s->objs[k].path);
+	}
+	if (profile__write(out, &in[0]))
 		goto out;
 	if (nviol)
 		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",
@@ -335,12 +507,24 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 nomem:
 	pr_err("out of memory");
 out:
-	if (lines)
-		srcline__close(lines);
-	for (i = 0; counts && i < s->prog.nfuncs; i++)
-		func_counts__release(&counts[i]);
+	for (size_t k = 0; k < n; k++) {
+		if (lines && lines[k])
+			srcline__close(lines[k]);
+		for (size_t i = 0; counts && counts[k] && i < s->objs[k].prog.nfuncs; i++)
+			func_counts__release(&counts[k][i]);
+		if (counts)
+			free(counts[k]);
+		if (v)
+			free(v[k]);
+		if (bi)
+			block_index__free(&bi[k]);
+	}
+	free(bi);
+	free(v);
+	free(nv);
 	free(counts);
-	free(ve);
+	free(lines);
+	free(in);
 	return ret;
 }
 
@@ -349,12 +533,17 @@ void session__release(struct session *s)
 	probes__close(s->probes);
 	s->probes = NULL;
 	free(s->counters);
-	free(s->indirect_site);
 	s->counters = NULL;
-	s->indirect_site = NULL;
-	run_weights__free(&s->rw);
-	placement__free(&s->pl);
-	cfg_program__free(&s->prog);
-	if (s->img.fd != 0 || s->img.path) /* a zeroed S has no image */
-		elf_image__close(&s->img);
+	for (size_t k = 0; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+
+		free(o->indirect_site);
+		run_weights__free(&o->rw);
+		placement__free(&o->pl);
+		cfg_program__free(&o->prog);
+		elf_image__close(&o->img);
+	}
+	free(s->objs);
+	s->objs = NULL;
+	s->nobjs = 0;
 }

@@ -1,14 +1,16 @@
 /*
- * A profiling session over one binary: its CFG, the probe plan, the BPF counters, and the
- * step that turns counter values and process-control events (frames left or entered without
- * call or return) into exact per-edge counts and a profile file. `edgeprof run` and
- * `edgeprof record -p` differ only in how the process is controlled (tracer.h); both go
- * through a session.
+ * A profiling session: the main binary and any shared libraries profiled with it (`--lib`),
+ * each an object with its own CFG, probe plan and slice of the BPF counters; the probes; and
+ * the step that turns counter values and process-control events (frames left or entered
+ * without call or return) into exact per-edge counts and a profile file with one section per
+ * object. `edgeprof run` and `edgeprof record -p` differ only in how the process is
+ * controlled (tracer.h); both go through a session.
  */
 #ifndef EDGEPROF_USER_SESSION_H
 #define EDGEPROF_USER_SESSION_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cfg/cfg.h"
@@ -19,27 +21,42 @@
 
 struct session_options {
 	enum placement_mode mode;
-	const char *weights;  /* a profile for exact weights, or NULL */
+	const char *weights;  /* a profile for exact weights of the binary, or NULL */
 	int bound_pid;        /* > 0: probes live in this process only (attach to a running
-			       * process); 0: in every process mapping the binary, counted when
-			       * started by us or forked by a counted process */
+			       * process); 0: the binary's in every process mapping it, counted
+			       * when started by us or forked by a counted process */
+	char *const *libs;    /* real paths of shared libraries to profile too */
+	size_t nlibs;         /* at most TRACER_MAX_OBJECTS - 1 */
 };
 
-struct session {
-	char binary[PATH_MAX]; /* the binary's real path */
+/* One profiled object: the binary (objs[0]) or a library. */
+struct session_object {
+	char path[PATH_MAX];   /* its real path */
 	struct elf_image img;
 	struct cfg_program prog;
 	struct placement pl;
 	struct placement_options popt;
 	struct run_weights rw;
-	uint32_t capacity;     /* counters the BPF map holds */
-	struct probes *probes;
-	uint64_t bias;         /* run-time address - ELF vaddr of the binary's code */
+	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
+	uint32_t capacity;
+	uint32_t ordinal_base; /* its indirect sites' ordinals, offset by this in the map */
+	uint64_t bias;         /* run-time address - ELF vaddr of its code */
+	bool attached;
 	/* while folding indirect targets into counters */
 	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
 	uint32_t nindirect;
-	uint64_t *counters;
 	uint64_t unmatched;    /* indirect hits to a target that is no edge */
+};
+
+struct session {
+	struct session_object *objs;
+	size_t nobjs;
+	struct probes *probes;
+	uint32_t capacity;     /* counters the BPF map holds, all objects */
+	uint64_t *counters;    /* their values, at the end */
+	int main_pid;          /* libraries' probes are bound to this process: their frames in
+			        * other processes are not theirs to count */
+	const char *lib_ids[TRACER_MAX_OBJECTS]; /* build-ids of objs[1..] for the tracer */
 };
 
 /* What session__finish writes besides the counts. */
@@ -50,15 +67,29 @@ struct session_run_info {
 	double held_attach, held_detach; /* attach: seconds the process was stopped */
 };
 
-/* Opens BINARY (a real path), builds its CFG, plans the probes and loads the BPF program with
- * room for the plan. Returns 0, or non-zero after reporting one line; release S in any case. */
+/* Opens BINARY (a real path) and the libraries of O, builds their CFGs, plans the probes and
+ * loads the BPF program with room for all. Returns 0, or non-zero after reporting one line;
+ * release S in any case. */
 int session__prepare(struct session *s, const char *binary, const struct session_options *o);
 
-/* Attaches the plan's probes; PID is a process that maps the binary and has not run the
- * code since (stopped) or is bound (probes live only there): sites the kernel refuses are
- * found by bisection, left out, and the probes planned again. Sets the load bias from PID's
- * mappings. Does not count PID yet (probes__add_pid). Returns 0 or non-zero (reported). */
-int session__attach(struct session *s, int pid);
+/* Attaches the probes of object K (0: the binary) for process PID, which maps it and has not
+ * run its code since (stopped) or is bound (its probes live only there): sites the kernel
+ * refuses are found by bisection, left out, and the object's probes planned again. Sets the
+ * object's load bias from PID's mappings. Does not count PID yet (probes__add_pid). Returns
+ * 0 or non-zero (reported). */
+int session__attach(struct session *s, size_t k, int pid);
+
+/* session__attach of every library, with their probes bound to PID. A library PID does not
+ * map yet gets its probes when it is mapped; the kernel checks them only then: see
+ * session__check_libs. */
+int session__attach_libs(struct session *s, int pid);
+
+/* Once the libraries are mapped in process PID (before their probed code can have run): takes
+ * their load addresses, and checks whether the kernel refuses any of their probes, which
+ * would then have been left out silently.
+ * Returns 0, or -1 after a warning per library with refused sites (its counts are not exact
+ * then). */
+int session__check_libs(struct session *s, int pid);
 
 /* Reads the counters (the counted processes must be gone or no longer counted), detaches the
  * probes, maps TR's frame events to virtual edges, propagates every function's counts and

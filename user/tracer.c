@@ -78,6 +78,9 @@ struct proc {
 
 struct tracer {
 	const char *build_id; /* NULL: match the module by path */
+	const char *lib_ids[TRACER_MAX_OBJECTS - 1]; /* profiled libraries: objects 1.. */
+	size_t nlib_ids;
+	const struct tracer_hooks *hooks;
 	char *exe_path;	      /* realpath of the program, when matching by path */
 	int main_pid;
 	struct task *tasks;
@@ -230,6 +233,15 @@ static void proc_remove(struct tracer *t, int tgid)
 	}
 }
 
+/* Takes the hooks and the profiled libraries' build-ids from HOOKS. */
+static void tracer_set_libs(struct tracer *t, const struct tracer_hooks *hooks)
+{
+	t->hooks = hooks;
+	/* A library without a build-id ("") is never matched: its frames are not seen. */
+	for (size_t k = 0; hooks && k < hooks->nlib_ids && k < TRACER_MAX_OBJECTS - 1; k++)
+		t->lib_ids[t->nlib_ids++] = hooks->lib_ids[k] ? hooks->lib_ids[k] : "";
+}
+
 /* --- unwinding ---------------------------------------------------------------------------- */
 
 struct unwind {
@@ -240,8 +252,9 @@ struct unwind {
 	bool unknown; /* a frame's address is in no module the Dwfl knows (dlopen since?) */
 	unsigned nframes;
 	Dwfl_Module *last_mod; /* cache of the last module looked at */
-	bool last_match;
+	int last_obj;
 	GElf_Addr last_bias;
+	int tgid;
 	bool cut; /* TRACER_MAX_FRAMES reached */
 	bool pending; /* the thread was interrupted: activation frames have not run their pc */
 };
@@ -270,34 +283,40 @@ static bool build_id_equal(const char *hex, const unsigned char *bits, int len)
 	return true;
 }
 
-/* Whether MOD is the profiled binary; sets *BIAS (runtime address - ELF vaddr). */
-static bool module_is_profiled(struct unwind *u, Dwfl_Module *mod, GElf_Addr *bias)
+/* Which profiled object MOD is (0 the binary, K the library lib_ids[K - 1]), or -1; sets
+ * *BIAS (runtime address - ELF vaddr). */
+static int module_is_profiled(struct unwind *u, Dwfl_Module *mod, GElf_Addr *bias)
 {
 	struct tracer *t = u->t;
-	bool match = false;
+	int obj = -1;
 
 	if (mod == u->last_mod) {
 		*bias = u->last_bias;
-		return u->last_match;
+		return u->last_obj;
 	}
 	if (dwfl_module_getelf(mod, bias)) {
-		if (t->build_id) {
-			const unsigned char *bits;
-			GElf_Addr id_vaddr;
-			int len = dwfl_module_build_id(mod, &bits, &id_vaddr);
+		const unsigned char *bits;
+		GElf_Addr id_vaddr;
+		int len = dwfl_module_build_id(mod, &bits, &id_vaddr);
 
-			match = len > 0 && build_id_equal(t->build_id, bits, len);
+		if (t->build_id) {
+			if (len > 0 && build_id_equal(t->build_id, bits, len))
+				obj = 0;
 		} else {
 			const char *name =
 			    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
-			match = name && t->exe_path && strcmp(name, t->exe_path) == 0;
+			if (name && t->exe_path && strcmp(name, t->exe_path) == 0)
+				obj = 0;
 		}
+		for (size_t k = 0; obj < 0 && len > 0 && k < t->nlib_ids; k++)
+			if (build_id_equal(t->lib_ids[k], bits, len))
+				obj = 1 + (int)k;
 	}
 	u->last_mod = mod;
-	u->last_match = match;
+	u->last_obj = obj;
 	u->last_bias = *bias;
-	return match;
+	return obj;
 }
 
 static int add_event(struct tracer *t, const struct frame_event *ev)
@@ -326,6 +345,7 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	bool activation;
 	Dwfl_Module *mod;
 	GElf_Addr bias;
+	int obj;
 
 	if (!dwfl_frame_pc(frame, &pc, &activation))
 		return DWARF_CB_ABORT; /* dwfl_errno says why */
@@ -340,13 +360,15 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	mod = dwfl_addrmodule(u->dwfl, activation ? pc : pc - 1);
 	if (!mod)
 		u->unknown = true;
-	if (mod && module_is_profiled(u, mod, &bias)) {
+	if (mod && (obj = module_is_profiled(u, mod, &bias)) >= 0) {
 		struct frame_event ev = {
 		    .vaddr = pc - bias,
 		    .kind = u->kind,
 		    .activation = activation,
 		    .pending = activation && u->pending,
+		    .obj = (uint8_t)obj,
 		    .tid = u->tid,
+		    .tgid = u->tgid,
 		};
 
 		if (add_event(u->t, &ev))
@@ -410,7 +432,8 @@ static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bo
 	int rc, attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		u = (struct unwind){.t = t, .tid = tid, .kind = kind, .pending = pending};
+		u = (struct unwind){.t = t, .tid = tid, .tgid = tgid, .kind = kind,
+				    .pending = pending, .last_obj = -1};
 		t->res->nevents = before;
 		u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
 		if (!u.dwfl) {
@@ -642,16 +665,14 @@ static void bp_emulate(int tid, const struct bp *b, struct user_regs_struct *reg
 /* One frame of a stack, as longjmp handling compares them. */
 struct frame_rec {
 	uint64_t pc, rsp, vaddr;
-	bool in_binary, activation;
+	bool in_binary, activation; /* in_binary: in a profiled object, obj */
+	uint8_t obj;
 };
 
 struct collect {
 	struct unwind u;
 	struct frame_rec *v;
 	size_t n, cap;
-	uint64_t bin_lo, bin_hi; /* runtime range of the profiled binary's module */
-	uint64_t bias;           /* its load bias, when have_bias */
-	bool have_bias;
 };
 
 static int collect_frame(Dwfl_Frame *frame, void *arg)
@@ -663,6 +684,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	Dwfl_Module *mod;
 	GElf_Addr bias;
 	struct frame_rec *r;
+	int obj;
 
 	if (!dwfl_frame_pc(frame, &pc, &activation))
 		return DWARF_CB_ABORT;
@@ -683,17 +705,10 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	mod = dwfl_addrmodule(c->u.dwfl, activation ? pc : pc - 1);
 	if (!mod)
 		c->u.unknown = true;
-	if (mod && module_is_profiled(&c->u, mod, &bias)) {
-		Dwarf_Addr lo, hi;
-
+	if (mod && (obj = module_is_profiled(&c->u, mod, &bias)) >= 0) {
 		r->in_binary = true;
+		r->obj = (uint8_t)obj;
 		r->vaddr = pc - bias;
-		c->bias = bias;
-		c->have_bias = true;
-		if (dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL)) {
-			c->bin_lo = lo;
-			c->bin_hi = hi;
-		}
 	}
 	return DWARF_CB_OK;
 }
@@ -702,7 +717,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *c)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
-		c->u = (struct unwind){ .t = t, .tid = tid };
+		c->u = (struct unwind){ .t = t, .tid = tid, .tgid = tgid, .last_obj = -1 };
 		c->n = 0;
 		c->u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
 		if (!c->u.dwfl)
@@ -714,9 +729,11 @@ static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *
 	return c->n > 0;
 }
 
-static void add_frame_event(struct tracer *t, uint64_t vaddr, uint8_t kind, int tid)
+static void add_frame_event(struct tracer *t, uint64_t vaddr, uint8_t kind, int tid, int tgid,
+			    uint8_t obj)
 {
-	struct frame_event ev = { .vaddr = vaddr, .kind = kind, .activation = 0, .tid = tid };
+	struct frame_event ev = { .vaddr = vaddr, .kind = kind, .activation = 0, .obj = obj,
+				  .tid = tid, .tgid = tgid };
 
 	add_event(t, &ev);
 }
@@ -739,6 +756,9 @@ static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 	struct collect c = { 0 };
 	uint64_t guard, jrsp, jpc, land_rsp, land_pc;
 	bool landed = false;
+	GElf_Addr land_bias = 0;
+	int land_obj = -1;
+	Dwfl_Module *land_mod;
 
 	errno = 0;
 	guard = (uint64_t)ptrace(PTRACE_PEEKDATA, tid, (void *)(regs->fs_base + 0x30), NULL);
@@ -751,26 +771,28 @@ static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 	}
 	land_rsp = ror17(jrsp) ^ guard;
 	land_pc = ror17(jpc) ^ guard;
+	land_mod = dwfl_addrmodule(c.u.dwfl, land_pc);
+	if (land_mod)
+		land_obj = module_is_profiled(&c.u, land_mod, &land_bias);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct frame_rec *f = &c.v[i];
 
 		if (!f->in_binary || f->activation)
 			continue;
 		if (f->rsp < land_rsp) {
-			add_frame_event(t, f->vaddr, FRAME_EXIT, tid); /* skipped */
+			add_frame_event(t, f->vaddr, FRAME_EXIT, tid, tgid, f->obj); /* skipped */
 			continue;
 		}
-		/* The frame it lands in: the same stack pointer, in the binary. */
-		if (f->rsp == land_rsp && c.have_bias && land_pc >= c.bin_lo &&
-		    land_pc < c.bin_hi) {
-			add_frame_event(t, f->vaddr, FRAME_EXIT, tid);
-			add_frame_event(t, land_pc - c.bias, FRAME_ENTRY, tid);
+		/* The frame it lands in: the same stack pointer, in the same object. */
+		if (f->rsp == land_rsp && land_obj == f->obj) {
+			add_frame_event(t, f->vaddr, FRAME_EXIT, tid, tgid, f->obj);
+			add_frame_event(t, land_pc - land_bias, FRAME_ENTRY, tid, tgid, f->obj);
 			landed = true;
 		}
 		break;
 	}
-	/* Landing in a frame of the binary that was not found: counts would be wrong. */
-	if (!landed && c.have_bias && land_pc >= c.bin_lo && land_pc < c.bin_hi) {
+	/* Landing in a frame of a profiled object that was not found: counts would be wrong. */
+	if (!landed && land_obj >= 0) {
 		pr_debug("thread %d: a longjmp lands in a frame not on its stack", tid);
 		t->res->unwind_failures++;
 	}
@@ -839,7 +861,8 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 		return 1 + BP_LONGJMP;
 	}
 	if (b->kind == BP_THROW) {
-		struct frame_event marker = { .vaddr = 0, .kind = FRAME_THROW, .tid = tid };
+		struct frame_event marker = { .vaddr = 0, .kind = FRAME_THROW, .tid = tid,
+					      .tgid = tgid };
 
 		add_event(t, &marker);
 		unwind_task(t, tid, tgid, FRAME_THROW);
@@ -868,6 +891,8 @@ static bool early_hit(struct tracer *t, int tid, int tgid)
 			strerror(errno));
 	t->early = 0;
 	breakpoint_install(t, tid, tgid);
+	if (t->hooks && t->hooks->loaded && t->hooks->loaded(t->hooks->ctx, tgid))
+		pr_debug("process %d: the load hook failed", tgid);
 	return true;
 }
 
@@ -1220,6 +1245,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 
 	memset(res, 0, sizeof(*res));
 	t.build_id = build_id && *build_id ? build_id : NULL;
+	tracer_set_libs(&t, hooks);
 	if (!t.build_id) {
 		t.exe_path = realpath(path, NULL);
 		if (!t.exe_path) {
@@ -1504,6 +1530,10 @@ static int hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *s
 		if (!attach_poll(t, phase, set, 0.05, stop_sig))
 			return 0;
 		if (now_seconds() > deadline) {
+			for (size_t i = 0; i < t->ntasks; i++)
+				if (!t->tasks[i].held)
+					pr_debug("thread %d did not stop (asked %d)", t->tasks[i].tid,
+						 t->tasks[i].asked);
 			pr_err("process %d: some threads did not stop within %.0f s", t->main_pid,
 			       HOLD_TIMEOUT);
 			return -1;
@@ -1559,6 +1589,7 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 
 	memset(res, 0, sizeof(*res));
 	t.build_id = build_id && *build_id ? build_id : NULL;
+	tracer_set_libs(&t, hooks);
 	rc = tracer__check_target(pid);
 	if (rc)
 		return rc;

@@ -33,8 +33,14 @@ struct frame_event {
 			     * (not minus one: the caller maps it to its call block) */
 	uint8_t pending;    /* with activation: the thread was interrupted before the
 			     * instruction at vaddr (detaching), so a probe there has not fired */
+	uint8_t obj;	    /* the profiled object the frame is in: 0 the binary, K the library
+			     * tracer_hooks.lib_ids[K - 1] */
 	int tid;	    /* the thread whose stack this frame was on */
+	int tgid;	    /* and its process */
 };
+
+/* At most this many profiled objects: the binary and TRACER_MAX_OBJECTS - 1 libraries. */
+#define TRACER_MAX_OBJECTS 16
 
 struct tracer_hooks {
 	/* Called once the program has exec'd and is stopped before its first instruction:
@@ -58,6 +64,14 @@ struct tracer_hooks {
 	 * must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h). Returns 0 when it will be. May be
 	 * NULL: such frames are then not followed. */
 	int (*watch)(void *ctx, const char *path, uint64_t file_offset);
+	/* Shared libraries profiled besides the binary, by lowercase hex build-id: frames in
+	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
+	const char *const *lib_ids;
+	size_t nlib_ids;
+	/* tracer__run only: called at the early stop (the C library and the program's other
+	 * shared libraries are mapped then; no frame of theirs is active) with the process's
+	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */
+	int (*loaded)(void *ctx, int pid);
 };
 
 struct tracer_result {

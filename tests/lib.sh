@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `--lib`: shared libraries profiled with the binary, each with its own CFG, probes and
+# section of the profile (tests/lib_programs/zlib_user.c, whose work is mostly in libz):
+#  - `edgeprof run --lib libz`, gcc -O2 and clang -O2 builds: the program's output is the
+#    native one, and both sections (`edgeprof report --json` and `report --lib libz --json`)
+#    match valgrind callgrind exactly (build/tests/count_oracle, 0 differences), library
+#    constructors and destructors included;
+#  - `edgeprof -p PID --lib libz -d 1` on a running copy: both sections conserve flow (0
+#    violations), the process runs on; `edgeprof report` shows the library's section;
+#  - a name that matches no library: one line, exit status 1, for run, record and report.
+# Needs root and BPF (CI=true turns a skip into a failure). Exit 0 pass, 77 skip, else fail.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+EDGEPROF=${EDGEPROF:-build/edgeprof}
+ORACLE=build/tests/count_oracle
+
+[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all build/tests/count_oracle)"; exit 1; }
+EDGEPROF=$(realpath "$EDGEPROF")
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+for c in gcc clang python3 valgrind; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+done
+
+tmp=$(mktemp -d)
+started=()
+cleanup() {
+	for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+checks=0
+ok() { checks=$((checks + 1)); echo "ok: $*"; }
+bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
+
+libz=""
+for cc in gcc clang; do
+	bin=$tmp/zlib_user-$cc
+	if ! $cc -O2 -g -o "$bin" tests/lib_programs/zlib_user.c -lz; then
+		bad "cannot build zlib_user with $cc (zlib1g-dev missing?)"
+		continue
+	fi
+	"$bin" 4 >"$tmp/native" || { bad "$cc: zlib_user failed natively"; continue; }
+	if ! "$EDGEPROF" -q run --lib libz -o "$tmp/p-$cc.data" -- "$bin" 4 >"$tmp/out" 2>"$tmp/err"; then
+		if grep -q 'BPF' "$tmp/err" && ! grep -q 'Permission denied' "$tmp/err"; then
+			echo "SKIP: BPF unavailable: $(head -n 1 "$tmp/err")"
+			exit 77
+		fi
+		bad "$cc: edgeprof run --lib libz failed: $(head -c 300 "$tmp/err")"
+		continue
+	fi
+	cmp -s "$tmp/native" "$tmp/out" || bad "$cc: output under edgeprof differs from the native one"
+	valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
+		--callgrind-out-file="$tmp/cg-$cc.out" "$bin" 4 >/dev/null 2>"$tmp/vg.err" ||
+		{ bad "$cc: callgrind failed: $(tail -n 2 "$tmp/vg.err")"; continue; }
+	libz=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["libraries"][0]["binary"]["path"])' "$tmp/p-$cc.data" 2>/dev/null)
+	if [ -z "$libz" ]; then
+		bad "$cc: the profile has no library section"
+		continue
+	fi
+	"$EDGEPROF" report --json "$tmp/p-$cc.data" >"$tmp/main.json" &&
+		"$EDGEPROF" report --lib libz --json "$tmp/p-$cc.data" >"$tmp/lib.json" ||
+		{ bad "$cc: edgeprof report failed"; continue; }
+	for section in main:"$bin" lib:"$libz"; do
+		json=$tmp/${section%%:*}.json
+		if msg=$("$ORACLE" --profile "$json" --callgrind "$tmp/cg-$cc.out" --binary "${section#*:}" 2>&1); then
+			ok "$cc run --lib libz, section ${section%%:*}: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+		else
+			bad "$cc run --lib libz, section ${section%%:*}: $(tail -n 5 <<<"$msg")"
+		fi
+	done
+done
+
+# Attached to a running copy.
+bin=$tmp/zlib_user-gcc
+"$bin" 0 >/dev/null 2>&1 &
+tpid=$!
+started+=("$tpid")
+sleep 0.3
+if "$EDGEPROF" -q -p "$tpid" --lib libz -d 1 -o "$tmp/a.data" 2>"$tmp/err"; then
+	if msg=$(python3 - "$tmp/a.data" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+libs = p.get("libraries", [])
+if len(libs) != 1:
+    sys.exit(f"{len(libs)} library sections, not 1")
+for name, s in (("main", p), ("libz", libs[0])):
+    if s["violations"]:
+        sys.exit(f"{name}: {s['violations']} violations")
+if not libs[0]["probes"]["hits"]:
+    sys.exit("no probe hit in libz")
+print(f"libz {libs[0]['probes']['hits']} hits in {sum(1 for f in libs[0]['functions'] if f['count'])} functions, main {p['probes']['hits']}, 0 violations")
+PY
+	); then
+		kill -0 "$tpid" 2>/dev/null && ok "record -p --lib libz: $msg; the process runs on" ||
+			bad "record -p --lib libz: the process is gone"
+	else
+		bad "record -p --lib libz: $msg"
+	fi
+	"$EDGEPROF" report "$tmp/a.data" >"$tmp/report" 2>&1 && grep -q "^== library $libz ==" "$tmp/report" &&
+		ok "report shows the library section" || bad "report does not show the library section"
+else
+	bad "record -p --lib libz failed: $(head -c 300 "$tmp/err")"
+fi
+
+# A name that matches nothing.
+expect_one_line() {
+	local name=$1 rc
+	shift
+	"$@" >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ]; then
+		ok "$name: $(cat "$tmp/err")"
+	else
+		bad "$name: exit $rc, stderr: $(head -c 300 "$tmp/err")"
+	fi
+}
+expect_one_line "run --lib nomatch" "$EDGEPROF" run --lib libnosuchthing -o "$tmp/x.data" -- "$bin" 1
+expect_one_line "record --lib nomatch" "$EDGEPROF" -p "$tpid" --lib libnosuchthing -d 1 -o "$tmp/x.data"
+expect_one_line "report --lib nomatch" "$EDGEPROF" report --lib libnosuchthing "$tmp/a.data"
+kill -KILL "$tpid"
+wait "$tpid" 2>/dev/null
+
+echo "lib: $((checks - fails)) of $checks checks passed"
+[ $fails = 0 ]

@@ -1,0 +1,22 @@
+/*
+ * `--lib NAME|PATH`: which shared objects to profile besides the main binary. A PATH (it has
+ * a '/') names the file itself; a NAME matches a library by the start of its file name
+ * ("libc" matches libc.so.6, "libz.so.1" itself). For a running process the candidates are
+ * the files it maps (/proc/PID/maps); for a program about to run, the libraries its dynamic
+ * loader would load (the loader's --list, like ldd, without running the program).
+ */
+#ifndef EDGEPROF_USER_LIBS_H
+#define EDGEPROF_USER_LIBS_H
+
+#include <stddef.h>
+
+/* Resolves the N names NAMES against the objects process PID maps: fills PATHS[0 .. N) with
+ * malloc'd real paths. Returns 0, or -1 with one line reported (a name that matches nothing,
+ * or the main executable). */
+int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths);
+
+/* The same for the program at PROG (a real path) before it runs: against the libraries its
+ * dynamic loader (PT_INTERP) lists for it. */
+int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **paths);
+
+#endif
