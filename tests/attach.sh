@@ -232,7 +232,7 @@ exact_case() {
 	[ $rc = 0 ] || why="edgeprof exit $rc: $(head -c 300 "$tmp/err")"
 	grep -q "^edgeprof: process $TPID: counted" "$tmp/err" || why="${why:+$why; }no summary line"
 	if [ -z "$why" ] && ! msg=$(check_window "$tmp/p.data" "$tmp/out" "$threads" 2>&1); then
-		why="$msg"
+		why="$msg (edgeprof: $(grep -v '^edgeprof: \(attached\|process\)' "$tmp/err" | head -c 400))"
 	fi
 	if [ -z "$why" ]; then
 		local text

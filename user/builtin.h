@@ -19,7 +19,10 @@
 	X(run, "run a program and count every edge and block of it exactly")                     \
 	X(record, "attach to a running process (-p PID) and count exactly while attached")      \
 	X(report, "show a recorded profile: summary, hottest functions, blocks and edges")       \
-	X(calibrate, "measure what a probe hit costs on this machine")
+	X(calibrate, "measure what a probe hit costs on this machine")                           \
+	X(static, "estimate a static profile (Wu-Larus) of a binary without running it")          \
+	X(compare, "compare a profile with the static estimate: Wall's matching scores")          \
+	X(calibrate_heuristics, "measure the branch heuristics' hit rates on your profiles")
 
 #define EDGEPROF_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 EDGEPROF_COMMANDS(EDGEPROF_DECLARE_CMD)

@@ -23,6 +23,7 @@
 
 #include "bpf/edgeprof.h"
 #include "log.h"
+#include "xdg.h"
 #include "probes.h"
 
 #define CALIBRATION_VERSION 1
@@ -363,23 +364,7 @@ json_t *calibration__to_json(const struct calibration *c)
 
 int calibration__path(char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	int n;
-
-	/* XDG: a relative XDG_CACHE_HOME is invalid and ignored. */
-	if (xdg && xdg[0] == '/') {
-		n = snprintf(buf, len, "%s/edgeprof/%s", xdg, CALIBRATION_FILE);
-	} else {
-		if (!home || home[0] != '/') {
-			struct passwd *pw = getpwuid(getuid());
-
-			home = pw ? pw->pw_dir : NULL;
-		}
-		if (!home || home[0] != '/')
-			return -ENOENT;
-		n = snprintf(buf, len, "%s/.cache/edgeprof/%s", home, CALIBRATION_FILE);
-	}
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	return xdg__path(buf, len, "XDG_CACHE_HOME", ".cache", CALIBRATION_FILE);
 }
 
 /* Creates the directories leading to the file PATH. */

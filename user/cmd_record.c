@@ -41,7 +41,7 @@ static const char record_usage[] =
 	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
 	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
-	"                        same build\n"
+	"                        same build, or by the static estimate with FILE = static\n"
 	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
 	"                        of the profile): a path, or the start of the file name of a\n"
 	"                        library PID maps (\"libc\" is libc.so.6); repeatable\n"

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "json_out.h"
 #include "builtin.h"
 #include "log.h"
 #include "profile.h"
+#include "time_report.h"
 
 #define DEFAULT_TOP 20
 #define MAX_TOP 1000000
@@ -27,12 +29,18 @@ struct report_opts {
 	const char *lib;  /* --lib: report this library's section only */
 	bool json;
 	unsigned long top;
+	bool time;
+	struct time_opts t;
 };
 
 static void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: edgeprof report [FILE] [--json] [--top N] [--lib NAME]\n"
+		"       edgeprof report --time [--cost insns|cycles|COSTFILE] [--loop-stats FILE]\n"
+		"                       [--loop-model product|independent]\n"
+		"                       [--binary PATH] [--json] [--top N] [--fcdg FUNCTION [--dot]]\n"
+		"                       [FILE]\n"
 		"\n"
 		"Shows the profile recorded by 'edgeprof run': a summary of the run and of the\n"
 		"probes, then the hottest functions, blocks and edges.\n"
@@ -44,6 +52,20 @@ static void report_usage(FILE *out)
 		"  --top N        show N functions, blocks and edges each (default %d; text only)\n"
 		"  --lib NAME     only the section of a shared library profiled with --lib (a\n"
 		"                 path or the start of its file name); by default every section\n"
+		"  --time         average time per invocation and its standard deviation, per\n"
+		"                 function and loop (Sarkar 1989, over the forward control\n"
+		"                 dependence graph), and the counters naive / Sarkar / chords;\n"
+		"                 needs the profiled binary (path and build-id from the profile)\n"
+		"  --cost M       the cost of an instruction: insns (1 each), cycles (default: a\n"
+		"                 per-class table) or a JSON file {\"base\":\"insns\"|\"cycles\",\n"
+		"                 \"classes\":{CLASS:COST},\"external\":{NAME:COST},\n"
+		"                 \"external_default\":COST}\n"
+		"  --loop-model M product (default: Sarkar's VAR(N x S), every iteration of a loop\n"
+		"                 entry alike) or independent (iterations i.i.d.: a random sum)\n"
+		"  --loop-stats F trip-count moments {\"loops\":[{\"func\",\"header\",\"entries\",\n"
+		"                 \"sum\",\"sumsq\"}]} (else loop trip variance is taken as 0)\n"
+		"  --binary PATH  the profiled binary, if it moved (the build-id must match)\n"
+		"  --fcdg F       with --time: show function F's FCDG node by node (--dot: Graphviz)\n"
 		"  -v, --verbose  more diagnostics on stderr\n"
 		"  -q, --quiet    errors only on stderr\n"
 		"  -h, --help     show this help\n"
@@ -75,6 +97,32 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				o->lib = i + 1 < argc ? argv[++i] : NULL;
 				if (!o->lib || !*o->lib)
 					return usage_error("report", "--lib needs a library name or path");
+			} else if (!strcmp(a, "--time")) {
+				o->time = true;
+			} else if (!strcmp(a, "--dot")) {
+				o->t.dot = true;
+			} else if (!strcmp(a, "--loop-model")) {
+				const char *v = i + 1 < argc ? argv[++i] : NULL;
+
+				if (!v || (strcmp(v, "product") && strcmp(v, "independent")))
+					return usage_error("report", "--loop-model needs product or "
+							   "independent");
+				o->t.iid_loops = !strcmp(v, "independent");
+				o->t.loop_model = true;
+			} else if (!strcmp(a, "--cost") || !strcmp(a, "--fcdg") ||
+				   !strcmp(a, "--loop-stats") || !strcmp(a, "--binary")) {
+				const char *v = i + 1 < argc ? argv[++i] : NULL;
+
+				if (!v || !*v)
+					return usage_error("report", "%s needs an argument", a);
+				if (!strcmp(a, "--cost"))
+					o->t.cost = v;
+				else if (!strcmp(a, "--fcdg"))
+					o->t.fcdg = v;
+				else if (!strcmp(a, "--loop-stats"))
+					o->t.loop_stats = v;
+				else
+					o->t.binary = v;
 			} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 				const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
 				char *end;
@@ -103,6 +151,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			return usage_error("report", "unexpected argument '%s'", a);
 	}
 	log__set_verbosity(verbosity);
+	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || o->t.binary || o->t.dot ||
+			 o->t.loop_model))
+		return usage_error("report", "--cost, --fcdg, --dot, --loop-model, --loop-stats and "
+				   "--binary need --time");
+	if (o->t.dot && !o->t.fcdg)
+		return usage_error("report", "--dot needs --fcdg FUNCTION");
+	if (o->t.cost && strcmp(o->t.cost, "insns") && strcmp(o->t.cost, "cycles") &&
+	    access(o->t.cost, R_OK))
+		return usage_error("report", "--cost: '%s' is neither insns, cycles nor a "
+				   "readable file", o->t.cost);
 	if (!o->file)
 		o->file = PROFILE_DEFAULT_PATH;
 	return -1;
@@ -669,6 +727,13 @@ int cmd_report(int argc, char **argv)
 	if (p.nviolations)
 		pr_warn("'%s': flow conservation fails at %" PRIu64 " vertices: the counts of the "
 			"functions listed under violations are not exact", o.file, p.nviolations);
+	if (o.time) {
+		o.t.json = o.json;
+		o.t.top = o.top;
+		ret = time_report__run(stdout, &p, o.file, &o.t);
+		profile__release(&p);
+		return ret;
+	}
 	err = o.json ? report_json(stdout, &p) : report_text(stdout, &p, o.file, o.top);
 	for (size_t k = 0; !o.json && !err && k < p.nlibs; k++) {
 		printf("\n== library %s ==\n\n", p.libs[k].binary_path);

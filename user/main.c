@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,18 @@ static void print_usage(FILE *out)
 		"function's control-flow graph, and shows those graphs.\n"
 		"\n"
 		"Commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s", commands[i].name);
+		for (char *c = name; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		if (strlen(name) > 10)
+			fprintf(out, "  %s\n  %-10s %s\n", name, "", commands[i].summary);
+		else
+			fprintf(out, "  %-10s %s\n", name, commands[i].summary);
+	}
 	fprintf(out,
 		"\n"
 		"Options:\n"
@@ -65,10 +76,20 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* Command names are C identifiers in the table: NAME matches with '-' for '_'
+ * (calibrate-heuristics is cmd_calibrate_heuristics). */
+static bool name_matches(const char *table, const char *name)
+{
+	for (; *table && *name; table++, name++)
+		if (*table != *name && !(*table == '_' && *name == '-'))
+			return false;
+	return !*table && !*name;
+}
+
 static const struct command *find_command(const char *name)
 {
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
+		if (name_matches(commands[i].name, name))
 			return &commands[i];
 	return NULL;
 }

@@ -6,12 +6,26 @@
 #include <string.h>
 
 #include "estimators/propagate.h"
+#include "heuristic_rates.h"
 #include "log.h"
+#include "static_eval.h"
 
 int run_weights__load(struct run_weights *rw, const char *path, const struct elf_image *img,
 		      const struct cfg_program *prog)
 {
 	memset(rw, 0, sizeof(*rw));
+	if (!strcmp(path, "static")) {
+		double rates[BH_COUNT];
+
+		if (heuristic_rates__load(NULL, rates, NULL, 0))
+			return -1;
+		if (static_profile__compute(&rw->sp, prog, rates))
+			return pr_err("'%s': cannot estimate the static profile: out of memory",
+				      img->path);
+		rw->prog = prog;
+		rw->is_static = true;
+		return 0;
+	}
 	if (profile__read(path, &rw->prof))
 		return -1;
 	if (profile__check_build_id(&rw->prof, img->build_id)) {
@@ -26,10 +40,12 @@ int run_weights__load(struct run_weights *rw, const char *path, const struct elf
 bool run_weights__get(void *ctx, size_t func, const struct cfg_func *f, double *w)
 {
 	struct run_weights *rw = ctx;
-	const struct profile_func *pf = profile__func_at(&rw->prof, f->entry);
+	const struct profile_func *pf =
+		rw->is_static ? NULL : profile__func_at(&rw->prof, f->entry);
 	uint32_t e, k;
 
-	(void)func;
+	if (rw->is_static)
+		return static_eval__weights(&rw->sp, func, f, w);
 	if (!pf || pf->count == COUNT_UNKNOWN)
 		return false;
 	for (e = 0; e < f->nedges; e++) {
@@ -62,5 +78,7 @@ void run_weights__free(struct run_weights *rw)
 {
 	if (rw->loaded)
 		profile__release(&rw->prof);
+	if (rw->is_static)
+		static_profile__free(&rw->sp);
 	memset(rw, 0, sizeof(*rw));
 }

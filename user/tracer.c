@@ -1532,8 +1532,8 @@ static int hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *s
 		if (now_seconds() > deadline) {
 			for (size_t i = 0; i < t->ntasks; i++)
 				if (!t->tasks[i].held)
-					pr_debug("thread %d did not stop (asked %d)", t->tasks[i].tid,
-						 t->tasks[i].asked);
+					pr_warn("thread %d did not stop (interrupted: %s)",
+						t->tasks[i].tid, t->tasks[i].asked ? "yes" : "no");
 			pr_err("process %d: some threads did not stop within %.0f s", t->main_pid,
 			       HOLD_TIMEOUT);
 			return -1;

@@ -1,0 +1,14 @@
+/*
+ * Where edgeprof keeps per-user files, after the XDG base directory specification.
+ */
+#ifndef EDGEPROF_USER_XDG_H
+#define EDGEPROF_USER_XDG_H
+
+#include <stddef.h>
+
+/* Writes "$ENV/edgeprof/FILE" into BUF, or "$HOME/DOTDIR/edgeprof/FILE" when ENV (e.g.
+ * "XDG_CACHE_HOME") is unset or not absolute (DOTDIR e.g. ".cache"; HOME from the password
+ * database when unset). Returns 0, -ENOENT without a home directory, or -ENAMETOOLONG. */
+int xdg__path(char *buf, size_t len, const char *env, const char *dotdir, const char *file);
+
+#endif
