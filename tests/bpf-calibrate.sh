@@ -88,7 +88,7 @@ int main(void)
 	return 0;
 }
 C
-gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/user/calibration.o \
+gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/user/calibration.o build/user/xdg.o \
 	build/user/calibrate_target.o build/user/probes.o build/user/log.o \
 	build/libestimators.a build/libcfg.a -o "$tmp/load" -lbpf -lelf -ldw -lcapstone \
 	-ljansson -lm || { echo "FAIL: cannot build the calibration__load driver"; exit 1; }
