@@ -1508,6 +1508,48 @@ static bool attach_poll(struct tracer *t, enum attach_phase phase, const sigset_
 
 /* How long hold_all waits for every thread to stop. */
 #define HOLD_TIMEOUT 10.0
+/* After this long, it looks at the threads that have not reported their stop. */
+#define HOLD_RECONCILE 0.5
+
+/* The state letter of thread TID of process TGID in /proc ('t' in a ptrace stop, 'Z' a
+ * zombie), or 0 when it is gone. */
+static char thread_state(int tgid, int tid)
+{
+	char path[96], buf[512], state = 0, *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", tgid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %c", &state);
+	fclose(f);
+	return state;
+}
+
+/* Threads that have not reported the stop hold_all waits for: one already in a ptrace stop
+ * whose report was missed is held as it is; one that has ended is forgotten. */
+static void reconcile_held(struct tracer *t)
+{
+	for (size_t i = 0; i < t->ntasks; i++) {
+		struct task *task = &t->tasks[i];
+		char st;
+
+		if (task->held)
+			continue;
+		st = thread_state(t->main_pid, task->tid);
+		if (st == 't') {
+			pr_debug("thread %d: in a ptrace stop not reported: held", task->tid);
+			task->held = true;
+			task->asked = false;
+		} else if (st == 0 || st == 'Z' || st == 'X') {
+			pr_debug("thread %d: ended without a report: forgotten", task->tid);
+			task_remove(t, task->tid);
+			i--;
+		}
+	}
+}
 
 /* Stops every traced thread (those created meanwhile included) and waits until all are
  * held: 1; 0 when the process ended meanwhile; -1 when some did not stop in HOLD_TIMEOUT
@@ -1529,6 +1571,13 @@ static int hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *s
 	while (!all_held(t)) {
 		if (!attach_poll(t, phase, set, 0.05, stop_sig))
 			return 0;
+		if (now_seconds() > deadline - HOLD_TIMEOUT + HOLD_RECONCILE) {
+			reconcile_held(t);
+			if (t->ntasks == 0)
+				return 0;
+			if (all_held(t))
+				break;
+		}
 		if (now_seconds() > deadline) {
 			for (size_t i = 0; i < t->ntasks; i++)
 				if (!t->tasks[i].held)
