@@ -1099,6 +1099,10 @@ static void first_stop(struct tracer *t, struct task *task)
 		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
 	} else {
 		t->res->nthreads++;
+		/* A new thread starts inside the C library's clone, after its syscall: entered
+		 * without a call, which matters when libraries are profiled. */
+		if (t->nlib_ids)
+			unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
 	}
 }
 
@@ -1408,7 +1412,7 @@ static struct task *attached_thread(struct tracer *t, int tid)
 		return NULL;
 	}
 	task->tgid = t->main_pid;
-	task->seen = true;
+	task->seen = false; /* its first stop is still to come */
 	t->res->nthreads++;
 	return task;
 }
@@ -1436,7 +1440,14 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	sig = WSTOPSIG(st);
 	event = st >> 16;
 	if (event == PTRACE_EVENT_STOP) {
-		/* An interrupt, a new thread's first stop, or a job-control stop. */
+		/* An interrupt, a new thread's first stop, or a job-control stop. A new thread
+		 * starts inside the C library's clone: entered without a call (for --lib). */
+		if (!task->seen) {
+			task->seen = true;
+			/* (while attaching, every thread is unwound once all are stopped) */
+			if (t->nlib_ids && phase != PHASE_ATTACHING)
+				unwind_task(t, tid, t->main_pid, FRAME_ENTRY);
+		}
 		task->group_stop = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
 				   sig == SIGTTOU;
 		task->held = true;
