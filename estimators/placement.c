@@ -187,22 +187,45 @@ static bool entry_site_ok(const struct cfg_func *f, uint32_t c)
 	return !(f->blocks[c].ninsns == 1 && is_branch_block(f, c));
 }
 
-/* Cost per execution of the cheapest way to measure edge E, INFINITY when none. */
-static double edge_cost(const struct cfg_func *f, uint32_t e, const struct site_costs *c)
+/* The weight of block B's executions: the sum of its out-edges' weights W. */
+static double out_weight(const struct cfg_func *f, uint32_t b, const double *w)
+{
+	double s = 0;
+
+	for (uint32_t k = 0; k < f->blocks[b].nsucc; k++)
+		s += fmax(w[f->succ[f->blocks[b].first_succ + k]], 0);
+	return s;
+}
+
+/* What measuring edge E costs, per invocation, with each kind of site (INFINITY when that
+ * kind cannot): a site fires every time its instruction runs, so a branch or jump-table
+ * site pays for all executions of its block (W of every out-edge), not only for E's. */
+struct edge_pay {
+	double branch, block, entry, indirect;
+	long block_insn; /* the block site's instruction */
+};
+
+static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const double *w,
+				const struct site_costs *c)
 {
 	const struct cfg_edge *ed = &f->edges[e];
-	double best = INFINITY;
-	long k;
+	struct edge_pay p = { INFINITY, INFINITY, INFINITY, INFINITY, -1 };
+	double we = fmax(w[e], 1e-9), wb = fmax(out_weight(f, ed->from, w), we);
 
 	if (is_branch_block(f, ed->from))
-		best = site_costs__of(c, last_insn(f, ed->from)->probe_class);
-	if (f->blocks[ed->from].nsucc == 1 && (k = cheapest_insn(f, ed->from, c)) >= 0)
-		best = fmin(best, site_costs__of(c, f->insns[k].probe_class));
+		p.branch = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
+	if (f->blocks[ed->from].nsucc == 1 && (p.block_insn = cheapest_insn(f, ed->from, c)) >= 0)
+		p.block = we * site_costs__of(c, f->insns[p.block_insn].probe_class);
 	if (entry_site_ok(f, ed->to))
-		best = fmin(best, site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class));
+		p.entry = we * site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class);
 	if (indirect_table(f, ed->from))
-		best = fmin(best, site_costs__of(c, last_insn(f, ed->from)->probe_class));
-	return best;
+		p.indirect = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
+	return p;
+}
+
+static double pay_min(const struct edge_pay *p)
+{
+	return fmin(fmin(p->branch, p->block), fmin(p->entry, p->indirect));
 }
 
 static uint32_t uf_find(uint32_t *parent, uint32_t x)
@@ -216,6 +239,7 @@ static uint32_t uf_find(uint32_t *parent, uint32_t x)
 
 struct keyed_edge {
 	double key;
+	double w;     /* tie-break: the heavier edge first */
 	uint32_t e;
 };
 
@@ -352,13 +376,14 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	uint32_t ne = f->nedges, nv = f->nblocks + 1, e, *parent = NULL;
 	struct keyed_edge *ke = NULL;
 	double *w = malloc((ne + 1) * sizeof(*w)), *cost = malloc((ne + 1) * sizeof(*cost));
+	struct edge_pay *pay = malloc((ne + 1) * sizeof(*pay));
 	struct cfg_domtree dom = { 0 };
 	struct cfg_loops lp = { 0 };
 	int err = -ENOMEM;
 
 	ke = malloc((ne + 1) * sizeof(*ke));
 	parent = malloc(nv * sizeof(*parent));
-	if (!w || !cost || !ke || !parent)
+	if (!w || !cost || !ke || !parent || !pay)
 		goto out;
 	if (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w)) {
 		err = cfg_dom__compute(&dom, f);
@@ -370,11 +395,11 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			goto out;
 	}
 	for (e = 0; e < ne; e++) {
-		cost[e] = edge_cost(f, e, c);
-		/* Keep in the tree what is expensive (or impossible) to measure. */
-		ke[e] = (struct keyed_edge){ .key = isinf(cost[e]) ? INFINITY
-							   : fmax(w[e], 1e-9) * cost[e],
-					     .e = e };
+		pay[e] = edge_pay(f, e, w, c);
+		cost[e] = pay_min(&pay[e]);
+		/* Keep in the tree what is expensive (or impossible) to measure; between edges
+		 * that cost the same (a branch site's two outcomes), the heavier. */
+		ke[e] = (struct keyed_edge){ .key = cost[e], .w = w[e], .e = e };
 	}
 	ke[ne] = (struct keyed_edge){ .key = INFINITY, .e = ne }; /* EXIT->root first */
 	qsort(ke, ne + 1, sizeof(*ke), cmp_keyed_desc);
@@ -411,40 +436,42 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			err = 1;
 			goto out;
 		}
-	/* Branch sites first (one probe measures all out-edges of a conditional jump). */
+	/* Branch sites first where they are a chord's cheapest way (one probe then measures
+	 * every out-edge of its conditional jump, other chords among them for free). */
 	for (e = 0; e < ne && !err; e++)
-		if (!fp->in_tree[e] && is_branch_block(f, f->edges[e].from) &&
-		    site_costs__of(c, last_insn(f, f->edges[e].from)->probe_class) <= cost[e])
+		if (!fp->in_tree[e] && fp->edge_counter[e] == PLACEMENT_NO_COUNTER &&
+		    pay[e].branch <= cost[e])
 			err = count_branch(p, fi, fp, f->edges[e].from);
 	for (e = 0; e < ne && !err; e++) {
 		const struct cfg_edge *ed = &f->edges[e];
-		double cb = INFINITY, cn = INFINITY, ci = INFINITY;
-		long k = -1;
+		const struct edge_pay *q = &pay[e];
 
 		if (fp->in_tree[e] || fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
 			continue;
-		if (f->blocks[ed->from].nsucc == 1 && (k = cheapest_insn(f, ed->from, c)) >= 0)
-			cb = site_costs__of(c, f->insns[k].probe_class);
-		if (entry_site_ok(f, ed->to))
-			cn = site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class);
-		if (indirect_table(f, ed->from))
-			ci = site_costs__of(c, last_insn(f, ed->from)->probe_class);
-		if (cb <= cn && cb <= ci && k >= 0)
-			err = count_block(p, fi, fp, ed->from, k);
-		else if (!isinf(cn) && cn <= ci)
+		if (q->block <= q->entry && q->block <= q->indirect && q->block_insn >= 0)
+			err = count_block(p, fi, fp, ed->from, q->block_insn);
+		else if (!isinf(q->entry) && q->entry <= q->indirect)
 			err = count_block(p, fi, fp, ed->to, f->blocks[ed->to].first_insn);
-		else if (!isinf(ci))
+		else if (!isinf(q->indirect))
 			err = count_indirect(p, fi, fp, ed->from);
-		else if (is_branch_block(f, ed->from))
+		else if (!isinf(q->branch))
 			err = count_branch(p, fi, fp, ed->from);
 		else
 			err = 1;
 	}
-	/* Estimated cost per invocation: weights of the measured sites times their cost. */
+	/* Estimated cost per invocation: the executions of every site times its cost (a branch
+	 * or jump-table site runs with every execution of its block). */
 	fp->est_cost = 0;
-	for (e = 0; e < ne; e++)
-		if (fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
-			fp->est_cost += w[e] * site_costs__of(c, last_insn(f, f->edges[e].from)->probe_class);
+	for (uint32_t b = 0; b < f->nblocks; b++) {
+		bool counted = false;
+
+		for (uint32_t k2 = 0; k2 < f->blocks[b].nsucc && !counted; k2++)
+			counted = fp->edge_counter[f->succ[f->blocks[b].first_succ + k2]] !=
+				  PLACEMENT_NO_COUNTER;
+		if (counted)
+			fp->est_cost += out_weight(f, b, w) *
+					site_costs__of(c, last_insn(f, b)->probe_class);
+	}
 	for (uint32_t b = 0; b < f->nblocks; b++) {
 		double wb = 0;
 
@@ -461,6 +488,7 @@ out:
 	cfg_dom__free(&dom);
 	free(w);
 	free(cost);
+	free(pay);
 	free(ke);
 	free(parent);
 	return err;
