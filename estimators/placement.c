@@ -249,6 +249,8 @@ static int cmp_keyed_desc(const void *a, const void *b)
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
 	return x->e < y->e ? -1 : x->e > y->e;
 }
 
