@@ -231,6 +231,8 @@ exact_case() {
 	why=""
 	[ $rc = 0 ] || why="edgeprof exit $rc: $(head -c 300 "$tmp/err")"
 	grep -q "^edgeprof: process $TPID: counted" "$tmp/err" || why="${why:+$why; }no summary line"
+	"$EDGEPROF" report "$tmp/p.data" 2>/dev/null | grep -q "^attached: *process $TPID for .* ms to detach; it ran on" ||
+		why="${why:+$why; }edgeprof report does not show the attach"
 	if [ -z "$why" ] && ! msg=$(check_window "$tmp/p.data" "$tmp/out" "$threads" 2>&1); then
 		why="$msg (edgeprof: $(grep -v '^edgeprof: \(attached\|process\)' "$tmp/err" | head -c 400))"
 	fi

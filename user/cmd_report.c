@@ -432,10 +432,23 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 	fprintf(out, "build-id:    %s\n", p->build_id[0] ? p->build_id : "(none)");
 	fprintf(out, "command:     ");
 	print_command(out, p->argv, p->argc);
-	fprintf(out, "\nexit:        ");
-	print_exit(out, p->wait_status);
-	fprintf(out, " after %.3f s; %u process%s, %u thread%s\n", p->seconds, p->nprocesses,
-		p->nprocesses == 1 ? "" : "es", p->nthreads, p->nthreads == 1 ? "" : "s");
+	if (p->attached) {
+		/* A window of a running process: it ran on, unless it ended in the window (then
+		 * it was never held to detach). */
+		fprintf(out, "\nattached:    process %d for %.3f s, held %.2f ms to attach, ", p->pid,
+			p->seconds, p->held_attach * 1e3);
+		if (p->held_detach > 0)
+			fprintf(out, "%.2f ms to detach; it ran on", p->held_detach * 1e3);
+		else
+			print_exit(out, p->wait_status);
+		fprintf(out, "; %u thread%s created\n", p->nthreads, p->nthreads == 1 ? "" : "s");
+	} else {
+		fprintf(out, "\nexit:        ");
+		print_exit(out, p->wait_status);
+		fprintf(out, " after %.3f s; %u process%s, %u thread%s\n", p->seconds,
+			p->nprocesses, p->nprocesses == 1 ? "" : "es", p->nthreads,
+			p->nthreads == 1 ? "" : "s");
+	}
 	if (p->unwind_failures || p->nvirtual)
 		fprintf(out, "unwinding:   %" PRIu64 " virtual edge%s, %u unwind failure%s\n",
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
