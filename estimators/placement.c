@@ -173,18 +173,34 @@ static long cheapest_insn(const struct cfg_func *f, uint32_t b, const struct sit
 	return best;
 }
 
-/* Can the first instruction of C count the edge into it? C needs that one in-edge only (the
- * entry also takes EXIT->root), and its first instruction must not be a branch site. */
-static bool entry_site_ok(const struct cfg_func *f, uint32_t c)
+/* The cheapest instruction of block C that can count the edge into it (its index in
+ * f->insns), or -1: C needs that one in-edge only (the entry also takes EXIT->root). Any
+ * instruction of C runs as often as C is entered (frames stopped or resumed inside C are
+ * virtual flow that propagation corrects by the site's address), but not C's conditional or
+ * table jump, which may become a branch or jump-table site of its own. */
+static long entry_site(const struct cfg_func *f, uint32_t c, const struct site_costs *sc)
 {
-	const struct cfg_insn *first;
+	const struct cfg_block *b;
+	uint32_t n;
+	long best = -1;
+	double bc = INFINITY;
 
 	if (c >= f->nblocks || c == f->entry_block || f->blocks[c].npred != 1)
-		return false;
-	first = &f->insns[f->blocks[c].first_insn];
-	if (first->probe_class == PROBE_NEVER)
-		return false;
-	return !(f->blocks[c].ninsns == 1 && is_branch_block(f, c));
+		return -1;
+	b = &f->blocks[c];
+	n = b->ninsns;
+	if (is_branch_block(f, c) || indirect_table(f, c))
+		n--;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct cfg_insn *in = &f->insns[b->first_insn + k];
+		double cost = site_costs__of(sc, in->probe_class);
+
+		if (in->probe_class != PROBE_NEVER && cost < bc) {
+			bc = cost;
+			best = b->first_insn + k;
+		}
+	}
+	return best;
 }
 
 /* The weight of block B's executions: the sum of its out-edges' weights W. */
@@ -203,21 +219,22 @@ static double out_weight(const struct cfg_func *f, uint32_t b, const double *w)
 struct edge_pay {
 	double branch, block, entry, indirect;
 	long block_insn; /* the block site's instruction */
+	long entry_insn; /* the entry site's instruction (in the edge's target) */
 };
 
 static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const double *w,
 				const struct site_costs *c)
 {
 	const struct cfg_edge *ed = &f->edges[e];
-	struct edge_pay p = { INFINITY, INFINITY, INFINITY, INFINITY, -1 };
+	struct edge_pay p = { INFINITY, INFINITY, INFINITY, INFINITY, -1, -1 };
 	double we = fmax(w[e], 1e-9), wb = fmax(out_weight(f, ed->from, w), we);
 
 	if (is_branch_block(f, ed->from))
 		p.branch = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
 	if (f->blocks[ed->from].nsucc == 1 && (p.block_insn = cheapest_insn(f, ed->from, c)) >= 0)
 		p.block = we * site_costs__of(c, f->insns[p.block_insn].probe_class);
-	if (entry_site_ok(f, ed->to))
-		p.entry = we * site_costs__of(c, f->insns[f->blocks[ed->to].first_insn].probe_class);
+	if ((p.entry_insn = entry_site(f, ed->to, c)) >= 0)
+		p.entry = we * site_costs__of(c, f->insns[p.entry_insn].probe_class);
 	if (indirect_table(f, ed->from))
 		p.indirect = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
 	return p;
@@ -453,7 +470,7 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		if (q->block <= q->entry && q->block <= q->indirect && q->block_insn >= 0)
 			err = count_block(p, fi, fp, ed->from, q->block_insn);
 		else if (!isinf(q->entry) && q->entry <= q->indirect)
-			err = count_block(p, fi, fp, ed->to, f->blocks[ed->to].first_insn);
+			err = count_block(p, fi, fp, ed->to, q->entry_insn);
 		else if (!isinf(q->indirect))
 			err = count_indirect(p, fi, fp, ed->from);
 		else if (!isinf(q->branch))
