@@ -6,6 +6,14 @@
  * saved user registers before the jump executes. Only processes in `pids` are counted; the
  * fork tracepoint adds the children of counted processes and the exit tracepoint removes a
  * process when its last thread exits, so the map holds live processes only.
+ *
+ * A second uprobe-multi program, ep_loop (`edgeprof run --loop-stats`), measures the trip
+ * count of every loop entry: a probe in the loop's header block counts one trip of the
+ * entry running in that frame of that thread; a probe in each block outside the loop with an
+ * edge to its header ends the entry last run in that frame (if any), adding it to the loop's
+ * moments (entries, sum, sum of squares). A frame is named by rsp at the function's entry,
+ * computed from rsp at the probe plus the instruction's stack depth (in the cookie), so
+ * recursive activations of a loop do not mix.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -39,6 +47,30 @@ struct {
 	__type(key, struct ep_indirect_key);
 	__type(value, u64);
 } indirect SEC(".maps");
+
+/* Trip-count moments per loop (ep_loop); user space sets max_entries to the loop count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ep_loop_moments);
+} loop_moments SEC(".maps");
+
+/* The trip count so far of the entry of a loop running in a frame of a thread. An entry
+ * whose frame was left without passing an entry probe again (return from inside the loop,
+ * longjmp, thread exit) stays here until the same frame enters the loop again or user space
+ * reads it at the end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EP_LOOP_MAX_STATES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ep_loop_key);
+	__type(value, u64);
+} loop_state SEC(".maps");
+
+/* Header executions whose trip count could not be held (loop_state full): the moments of
+ * some loop are then not exact (user space also checks them against the edge counts). */
+__u64 lost_loop_trips = 0;
 
 /* Indirect-jump hits that could not be recorded (map full): the profile is not exact when
  * this is non-zero. */
@@ -181,6 +213,50 @@ int ep_hit(struct pt_regs *ctx)
 	} else {
 		count((cookie >> EP_IDX_BITS) & EP_IDX_MASK);
 	}
+	return 0;
+}
+
+/* Adds one completed loop entry of TRIPS header executions to loop LOOP's moments. */
+static __always_inline void loop_flush(u32 loop, u64 trips)
+{
+	struct ep_loop_moments *m = bpf_map_lookup_elem(&loop_moments, &loop);
+	u64 sq = trips * trips, old;
+
+	if (!m || !trips)
+		return;
+	__sync_fetch_and_add(&m->entries, 1);
+	__sync_fetch_and_add(&m->sum, trips);
+	old = __sync_fetch_and_add(&m->sumsq_lo, sq);
+	if (old + sq < old)
+		__sync_fetch_and_add(&m->sumsq_hi, 1);
+}
+
+SEC("uprobe.multi")
+int ep_loop(struct pt_regs *ctx)
+{
+	u64 id = bpf_get_current_pid_tgid(), cookie, *v, one = 1;
+	u32 tgid = id >> 32;
+	struct ep_loop_key key = {};
+
+	if (!bpf_map_lookup_elem(&pids, &tgid))
+		return 0;
+	cookie = bpf_get_attach_cookie(ctx);
+	key.tid = (u32)id;
+	key.loop = (u32)cookie;
+	key.frame = ctx->sp + ((cookie >> EP_LOOP_DEPTH_SHIFT) & EP_LOOP_DEPTH_MASK);
+	v = bpf_map_lookup_elem(&loop_state, &key);
+	if ((cookie >> EP_KIND_SHIFT) == EP_LOOP_ENTER) {
+		/* About to enter (or pass by) the loop: the frame's previous entry is over. */
+		if (v) {
+			loop_flush(key.loop, *v);
+			bpf_map_delete_elem(&loop_state, &key);
+		}
+		return 0;
+	}
+	if (v)
+		*v += 1;
+	else if (bpf_map_update_elem(&loop_state, &key, &one, BPF_NOEXIST))
+		__sync_fetch_and_add(&lost_loop_trips, 1);
 	return 0;
 }
 

@@ -17,6 +17,14 @@
  *                  bits 48..32  the site's ordinal among indirect sites
  *                  bits 31..0   displacement (signed)
  * EP_IDX_NONE in an index field means "do not count".
+ *
+ * Loop trip counts (`edgeprof run --loop-stats`, program ep_loop, its own cookies):
+ *                  bits 63..62  EP_LOOP_ITER (an instruction of the loop's header block) or
+ *                               EP_LOOP_ENTER (an instruction of a block outside the loop
+ *                               with an edge to its header)
+ *                  bits 55..32  stack depth at the instruction: bytes rsp is below its value
+ *                               at the function's entry (so rsp + depth names the frame)
+ *                  bits 31..0   loop index
  */
 #ifndef EDGEPROF_BPF_EDGEPROF_H
 #define EDGEPROF_BPF_EDGEPROF_H
@@ -45,6 +53,26 @@ struct ep_indirect_key {
 /* The signal ep_notify sends (see bpf/edgeprof.bpf.c): ignored by default, so a program whose
  * tracer has gone away and that has no handler for it is not disturbed. */
 #define EP_NOTIFY_SIGNAL 23 /* SIGURG */
+
+#define EP_LOOP_ITER 0ULL
+#define EP_LOOP_ENTER 1ULL
+#define EP_LOOP_DEPTH_SHIFT 32
+#define EP_LOOP_DEPTH_MASK 0xffffffULL
+#define EP_LOOP_MAX_STATES 262144 /* (thread, loop, frame) trip counts held at once */
+#define EP_LOOP_MAX_LOOPS (1u << 24)
+
+/* Key of the `loop_state` map: one loop running in one frame of one thread. */
+struct ep_loop_key {
+	unsigned int tid;
+	unsigned int loop;
+	unsigned long long frame; /* rsp at the function's entry */
+};
+
+/* Per loop, per CPU: completed entries and the moments of their trip counts (the sum of
+ * squares as a 128-bit value, lo + 2^64 hi). */
+struct ep_loop_moments {
+	unsigned long long entries, sum, sumsq_lo, sumsq_hi;
+};
 
 /* x86 EFLAGS bits read from pt_regs->flags. */
 #define EP_FLAG_CF (1UL << 0)
@@ -75,6 +103,13 @@ static inline unsigned long long ep_cookie_indirect(unsigned long long ordinal, 
 	return (EP_SITE_INDIRECT << EP_KIND_SHIFT) | ((unsigned long long)(mem != 0) << 61) |
 	       (b << 56) | (x << 51) | ((unsigned long long)(scale_log2 & 3) << 49) |
 	       ((ordinal & (EP_MAX_INDIRECT_SITES - 1)) << 32) | (unsigned int)disp;
+}
+
+static inline unsigned long long ep_cookie_loop(unsigned long long kind, unsigned long long depth,
+					       unsigned long long loop)
+{
+	return (kind << EP_KIND_SHIFT) | ((depth & EP_LOOP_DEPTH_MASK) << EP_LOOP_DEPTH_SHIFT) |
+	       (loop & 0xffffffffULL);
 }
 
 #endif

@@ -186,9 +186,9 @@ summarize(tprogs, "Test programs (tests/sarkar-time.sh)", lines)
 lines += ["", "## Standard deviation per call against callgrind", "",
           "Per-call instruction counts measured by callgrind with a dump after every call of the",
           "function (`time_oracle percall`), against `report --time --cost insns`. \"moments\":",
-          "the loop's trip-count moments given with --loop-stats (only the synthetic",
-          "tests/sarkar/distribution.c writes them; the BPF side of `run --loop-stats` does not",
-          "exist), else VAR(FREQ) = 0.", "",
+          "the loop's trip-count moments given with `report --loop-stats FILE` (the synthetic",
+          "tests/sarkar/distribution.c writes them; `run --loop-stats` measures them into the",
+          "profile, see the last section and tests/loop-stats.sh), else VAR(FREQ) = 0.", "",
           "| program | function | calls | true mean | true sd | loop model | moments | predicted mean | predicted sd |",
           "|---|---|---:|---:|---:|---|---|---:|---:|"]
 for line in open(f"{out}/variance.tsv"):
@@ -247,7 +247,7 @@ lines += ["  Call-site dependent callees: Sarkar's rule 2 gives every call of g 
           "  e.g. two tests of the same flag, would break this; maybe_tail differs because its",
           "  tail-called callee's cost depends on the call). Inside loops the deviation depends on",
           "  the trip-count variance. Without measured moments",
-          "  (the default: the BPF side of `run --loop-stats` does not exist) VAR(FREQ) = 0 and the",
+          "  (a run without `--loop-stats`) VAR(FREQ) = 0 and the",
           "  deviation of loop-dominated functions is far below the truth; with the moments",
           "  (distribution.c) the prediction matches callgrind's per-call distribution. Sarkar's",
           "  product formula VAR(N x S) treats all iterations of an entry as taking the same time,",
@@ -259,6 +259,14 @@ lines += ["  Call-site dependent callees: Sarkar's rule 2 gives every call of g 
           "  syntactic schemes need the same number of counters; the dynamic increments differ by",
           "  where the counters go (Sarkar keeps them on the least frequent conditions, the chords of",
           "  a maximum spanning tree on the least frequent edges)."]
+# Keep the section bench/loop-stats-overhead.sh maintains.
+try:
+    prev = open(results).read()
+except OSError:
+    prev = ""
+b, e = "<!-- loop-stats: begin -->", "<!-- loop-stats: end -->"
+if b in prev and e in prev:
+    lines += ["", prev[prev.index(b):prev.index(e) + len(e)]]
 open(results, "w").write("\n".join(lines) + "\n")
 print(f"sarkar-check: wrote {results}")
 EOF

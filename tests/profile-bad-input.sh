@@ -114,6 +114,24 @@ expect_fail wrong-hits 'probes: [0-9]+ hits, but' "$tmp/hits"
 mutate deep 'd = "{\"format\":\"edgeprof-profile\",\"version\":1,\"binary\":" + "[" * 100000 + "]" * 100000 + "}"'
 expect_fail deep-nesting 'corrupt JSON|not an object' "$tmp/deep"
 
+# Loop trip-count moments (`run --loop-stats`): header not a block, inconsistent moments, bad
+# types, a malformed summary.
+loop='h = d["functions"][0]["blocks"][0]["addr"]; '
+mutate loop-header "$loop"'d["functions"][0]["loops"] = [{"header": "0x1234", "entries": 1, "sum": 2, "sumsq": 4}]'
+expect_fail loop-header 'loop header 0x1234 is not a block' "$tmp/loop-header"
+mutate loop-moments "$loop"'d["functions"][0]["loops"] = [{"header": h, "entries": 5, "sum": 2, "sumsq": 4}]'
+expect_fail loop-moments 'inconsistent moments' "$tmp/loop-moments"
+mutate loop-sumsq "$loop"'d["functions"][0]["loops"] = [{"header": h, "entries": 1, "sum": 3, "sumsq": 2}]'
+expect_fail loop-sumsq 'inconsistent moments' "$tmp/loop-sumsq"
+mutate loop-type "$loop"'d["functions"][0]["loops"] = [{"header": h, "entries": "1", "sum": 3, "sumsq": 9}]'
+expect_fail loop-type '"entries" is not an integer' "$tmp/loop-type"
+mutate loop-twice "$loop"'d["functions"][0]["loops"] = [{"header": h, "entries": 1, "sum": 3, "sumsq": 9}] * 2'
+expect_fail loop-twice 'listed twice' "$tmp/loop-twice"
+mutate loops-object 'd["functions"][0]["loops"] = {}'
+expect_fail loops-object '"loops" is not an array' "$tmp/loops-object"
+mutate loop-stats 'd["loop_stats"] = {"loops": 1, "measured": 2, "sites": 0, "hits": 0, "est_trap_ns": 0}'
+expect_fail loop-stats 'loop_stats: "measured" is out of range' "$tmp/loop-stats"
+
 expect_fail missing-file 'No such file' "$tmp/does-not-exist"
 mkdir "$tmp/dir"
 expect_fail directory 'is a directory' "$tmp/dir"

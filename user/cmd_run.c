@@ -1,8 +1,9 @@
 /*
- * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--] PROG [ARGS...]`:
+ * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--loop-stats] [--] PROG
+ * [ARGS...]`:
  * recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi link, let it
  * run to the end under ptrace (frames left or entered without call/return are unwound),
- * read the counters, propagate them to every edge and block, and write the profile. PROG's
+ * read the counters (and with --loop-stats the trip-count moments of the binary's loops), propagate them to every edge and block, and write the profile. PROG's
  * standard streams and exit status pass through untouched; edgeprof's messages go to stderr.
  */
 #include <errno.h>
@@ -26,7 +27,7 @@
 
 static const char run_usage[] =
 	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
-	"                    [--lib NAME|PATH]... [--] PROG [ARGS...]\n"
+	"                    [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
 	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
@@ -44,6 +45,10 @@ static const char run_usage[] =
 	"                        of the profile): a path, or the start of the file name of a\n"
 	"                        library PROG's dynamic loader loads (\"libz\"); counted in PROG's\n"
 	"                        process, not in its children; repeatable\n"
+	"      --loop-stats      also measure every loop entry's trip count in the main binary,\n"
+	"                        per thread and frame (sum and sum of squares per loop, for the\n"
+	"                        variance in 'report --time'); costs one more probe hit per\n"
+	"                        header execution and per execution of each entry block\n"
 	"  -h, --help            show this help\n";
 
 /* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
@@ -129,6 +134,7 @@ int cmd_run(int argc, char **argv)
 		{ "placement", required_argument, NULL, 'p' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
+		{ "loop-stats", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -167,6 +173,9 @@ int cmd_run(int argc, char **argv)
 				return usage_error("run", "at most %d --lib options",
 						   TRACER_MAX_OBJECTS - 1);
 			lib_names[nlibs++] = optarg;
+			break;
+		case 'L':
+			so.loop_stats = true;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);

@@ -31,6 +31,7 @@
 struct probes {
 	struct edgeprof_bpf *skel;
 	uint32_t ncounters;
+	uint32_t nloops; /* loop_moments entries that are real loops (0: no loop stats) */
 	struct bpf_link **links;
 	size_t nlinks, links_cap;
 	int bound_pid; /* links attach in this process only; -1: every process */
@@ -80,6 +81,11 @@ static int report_load_error(int err)
 
 int probes__open(struct probes **pp, uint32_t ncounters)
 {
+	return probes__open_loops(pp, ncounters, 0);
+}
+
+int probes__open_loops(struct probes **pp, uint32_t ncounters, uint32_t nloops)
+{
 	struct probes *p;
 	int err;
 
@@ -115,6 +121,20 @@ int probes__open(struct probes **pp, uint32_t ncounters)
 	err = bpf_map__set_max_entries(p->skel->maps.counters, ncounters);
 	if (err) {
 		pr_err("cannot size the BPF counters: %s", strerror(-err));
+		goto fail;
+	}
+	if (nloops > EP_LOOP_MAX_LOOPS) {
+		pr_err("cannot load the BPF program: %u loops (at most %u)", nloops,
+		       EP_LOOP_MAX_LOOPS);
+		err = -EINVAL;
+		goto fail;
+	}
+	p->nloops = nloops;
+	err = bpf_map__set_max_entries(p->skel->maps.loop_moments, nloops ? nloops : 1);
+	if (!err && !nloops)
+		err = bpf_map__set_max_entries(p->skel->maps.loop_state, 1);
+	if (err) {
+		pr_err("cannot size the BPF loop maps: %s", strerror(-err));
 		goto fail;
 	}
 	err = edgeprof_bpf__load(p->skel);
@@ -230,6 +250,98 @@ fail:
 	while (p->nlinks > first_link)
 		bpf_link__destroy(p->links[--p->nlinks]);
 	return err;
+}
+
+int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+			 const uint64_t *cookies, size_t n)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = (const unsigned long *)file_offsets,
+		    .cookies = (const __u64 *)cookies, .cnt = n);
+	struct bpf_link *l;
+	int err;
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((uint32_t)cookies[i] >= p->nloops ||
+		    (cookies[i] >> EP_KIND_SHIFT) > EP_LOOP_ENTER) {
+			pr_err("'%s': invalid loop probe cookie %#llx", binary_path,
+			       (unsigned long long)cookies[i]);
+			return -EINVAL;
+		}
+	if (n > PROBES_MAX_PER_LINK) {
+		pr_err("'%s': %zu loop probes (at most %u)", binary_path, n, PROBES_MAX_PER_LINK);
+		return -E2BIG;
+	}
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_loop, p->bound_pid, binary_path,
+					     NULL, &opts);
+	if (!l) {
+		err = -errno;
+		if (err != -ENOTSUPP)
+			pr_err("cannot attach %zu loop probes to '%s': %s", n, binary_path,
+			       strerror(-err));
+		return err;
+	}
+	err = add_link(p, l);
+	if (err) {
+		bpf_link__destroy(l);
+		pr_err("out of memory");
+		return err;
+	}
+	pr_debug("attached %zu loop probes to '%s'", n, binary_path);
+	return 0;
+}
+
+int probes__read_loops(struct probes *p, struct probes_loop_moments *m, uint64_t *lost)
+{
+	int fd = bpf_map__fd(p->skel->maps.loop_moments);
+	int sfd = bpf_map__fd(p->skel->maps.loop_state);
+	int ncpu = libbpf_num_possible_cpus();
+	struct ep_loop_moments *vals;
+	struct ep_loop_key key, next;
+	bool first = true;
+	uint64_t trips;
+
+	*lost = p->skel->bss->lost_loop_trips;
+	if (ncpu <= 0) {
+		pr_err("cannot count the CPUs: %s", strerror(-ncpu));
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < p->nloops; k++) {
+		int err = bpf_map_lookup_elem(fd, &k, vals);
+
+		if (err) {
+			err = -errno;
+			pr_err("cannot read the moments of loop %u: %s", k, strerror(-err));
+			free(vals);
+			return err;
+		}
+		m[k] = (struct probes_loop_moments){ 0 };
+		for (int c = 0; c < ncpu; c++) {
+			m[k].entries += vals[c].entries;
+			m[k].sum += vals[c].sum;
+			m[k].sumsq += (unsigned __int128)vals[c].sumsq_hi << 64 | vals[c].sumsq_lo;
+		}
+	}
+	free(vals);
+	/* Entries still held: their frames were left without entering the loop again (or the
+	 * thread or process ended inside it): each is a completed entry. */
+	while (!bpf_map_get_next_key(sfd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (key.loop < p->nloops && !bpf_map_lookup_elem(sfd, &key, &trips) && trips) {
+			m[key.loop].entries++;
+			m[key.loop].sum += trips;
+			m[key.loop].sumsq += (unsigned __int128)trips * trips;
+			m[key.loop].held++;
+		}
+	}
+	return 0;
 }
 
 int probes__add_pid(struct probes *p, int pid)

@@ -24,6 +24,31 @@ struct probes;
  * returns a negative errno (-EPERM for missing privileges). */
 int probes__open(struct probes **p, uint32_t ncounters);
 
+/* probes__open with room for the trip-count moments of NLOOPS loops (0 .. EP_LOOP_MAX_LOOPS;
+ * 0: no loop statistics), for probes__attach_loops. Same returns. */
+int probes__open_loops(struct probes **p, uint32_t ncounters, uint32_t nloops);
+
+/* Attaches the loop trip-count program (bpf/edgeprof.h, EP_LOOP_*) at the N FILE offsets of
+ * BINARY_PATH with cookies COOKIES (ep_cookie_loop; loop indices below the NLOOPS given to
+ * probes__open_loops), one uprobe-multi link. An offset may also carry a counting probe, or
+ * several loop probes. Returns 0, -ENOTSUPP without a message when the kernel refuses an
+ * instruction, or another negative errno after reporting the failure. */
+int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+			 const uint64_t *cookies, size_t n);
+
+/* Trip-count moments of one loop over its completed entries. */
+struct probes_loop_moments {
+	uint64_t entries, sum;
+	unsigned __int128 sumsq;
+	uint64_t held; /* entries still held in loop_state at the read (their frame left) */
+};
+
+/* Reads the moments of every loop into M[0 .. nloops), counting the entries still held per
+ * (thread, loop, frame) as completed (read once the counted processes are gone). *LOST: header
+ * executions that could not be held (then some moments are not exact). Returns 0, or a
+ * negative errno after reporting the failure. */
+int probes__read_loops(struct probes *p, struct probes_loop_moments *m, uint64_t *lost);
+
 /* Attaches probes to the binary at BINARY_PATH: one probe at each of the N FILE offsets
  * FILE_OFFSETS[i] (see above), with attach cookie COOKIES[i] (see probes__cookie). Uses one
  * uprobe-multi link for all of them (split only beyond the kernel's per-link limit) for every

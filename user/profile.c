@@ -198,6 +198,14 @@ static int check_input(struct writer *w, struct totals *t)
 			     t->naive_hits > INT64_MAX))
 				return wfail(w, -EINVAL, "block counts are out of range");
 	}
+	for (size_t k = 0; k < in->nloops; k++) {
+		const struct profile_loop_stat *l = &in->loops[k];
+
+		if (l->func >= prog->nfuncs || (k && l->func < in->loops[k - 1].func) ||
+		    l->entries > l->sum || l->sum > INT64_MAX || l->sum > l->sumsq ||
+		    (l->entries == 0) != (l->sum == 0))
+			return wfail(w, -EINVAL, "loop moments %zu are inconsistent", k);
+	}
 	return 0;
 }
 
@@ -338,6 +346,45 @@ static json_t *jvertex(const struct cfg_func *f, uint32_t v)
 }
 
 /* The JSON object of function I (NULL on allocation failure). */
+/* Adds "loops" to O when function I has measured loop moments; counts failures in *ERR. */
+static void loops_json(json_t *o, const struct profile_input *in, size_t i, int *err)
+{
+	size_t lo = 0, hi = in->nloops;
+	json_t *la;
+
+	while (lo < hi) { /* first loop of function i */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->loops[mid].func < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == in->nloops || in->loops[lo].func != i)
+		return;
+	la = json_array();
+	for (; la && lo < in->nloops && in->loops[lo].func == i; lo++) {
+		const struct profile_loop_stat *l = &in->loops[lo];
+		json_t *lj = json_object();
+
+		if (!lj) {
+			(*err)++;
+			break;
+		}
+		jout_set(lj, "header", jout_hex(l->header), err);
+		jout_set(lj, "entries", json_integer((json_int_t)l->entries), err);
+		jout_set(lj, "sum", json_integer((json_int_t)l->sum), err);
+		jout_set(lj, "sumsq", l->sumsq <= INT64_MAX ? json_integer((json_int_t)l->sumsq)
+							   : json_real((double)l->sumsq),
+			 err);
+		jout_push(la, lj, err);
+	}
+	if (!la)
+		(*err)++;
+	else
+		jout_set(o, "loops", la, err);
+}
+
 static json_t *func_json(struct writer *w, size_t i)
 {
 	const struct profile_input *in = w->in;
@@ -433,6 +480,8 @@ static json_t *func_json(struct writer *w, size_t i)
 	jout_set(o, "blocks", blocks, &err);
 	jout_set(o, "edges", edges, &err);
 	jout_set(o, "violations", viol, &err);
+	if (!excluded && in->nloops)
+		loops_json(o, in, i, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -478,6 +527,15 @@ static void write_body(struct writer *w, const struct totals *t)
 		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64,
 		in->pl->nsites, t->hits, t->sites_hit, isfinite(t->est_trap_ns) ? t->est_trap_ns :
 		0.0, t->naive_hits, t->violations);
+	if (in->loop_summary) {
+		const struct profile_loop_summary *ls = in->loop_summary;
+
+		fprintf(w->out,
+			",\n\"loop_stats\":{\"loops\":%" PRIu32 ",\"measured\":%" PRIu32
+			",\"sites\":%" PRIu64 ",\"hits\":%" PRIu64 ",\"est_trap_ns\":%.17g}",
+			ls->loops, ls->measured, ls->sites, ls->hits,
+			isfinite(ls->est_trap_ns) && ls->est_trap_ns > 0 ? ls->est_trap_ns : 0.0);
+	}
 }
 
 /* Syncs the directory holding PATH so the rename is durable (best effort). */
@@ -1105,6 +1163,50 @@ static int read_edges(struct reader *r, struct profile_func *f, json_t *a)
 	return 0;
 }
 
+/* Reads a function's optional "loops" (A, NULL when absent): measured trip-count moments. */
+static int read_loops(struct reader *r, struct profile_func *f, json_t *a, const char *where)
+{
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return rfail(r, "%s: \"loops\" is not an array", where);
+	if (json_array_size(a) > f->nblocks)
+		return rfail(r, "%s: more loops than blocks", where);
+	f->nloops = (uint32_t)json_array_size(a);
+	f->loops = calloc(f->nloops ? f->nloops : 1, sizeof(*f->loops));
+	if (!f->loops)
+		return rnomem(r);
+	for (uint32_t k = 0; k < f->nloops; k++) {
+		json_t *lo = json_array_get(a, k);
+		struct profile_loop *l = &f->loops[k];
+		int err;
+
+		if (!json_is_object(lo))
+			return rfail(r, "%s: a loop is not an object", where);
+		err = get_addr(r, lo, "header", where, &l->header);
+		if (!err)
+			err = get_uint(r, lo, "entries", INT64_MAX, where, &l->entries);
+		if (!err)
+			err = get_uint(r, lo, "sum", INT64_MAX, where, &l->sum);
+		if (!err)
+			err = get_num(r, lo, "sumsq", where, &l->sumsq);
+		if (err)
+			return err;
+		if (profile_func__block_at(f, l->header) < 0)
+			return rfail(r, "%s: loop header 0x%" PRIx64 " is not a block", where,
+				     l->header);
+		for (uint32_t j = 0; j < k; j++)
+			if (f->loops[j].header == l->header)
+				return rfail(r, "%s: loop header 0x%" PRIx64 " listed twice", where,
+					     l->header);
+		if (l->entries > l->sum || (l->entries == 0) != (l->sum == 0) ||
+		    l->sumsq < (double)l->sum * (1 - 1e-12))
+			return rfail(r, "%s: loop 0x%" PRIx64 ": inconsistent moments", where,
+				     l->header);
+	}
+	return 0;
+}
+
 static int read_func(struct reader *r, json_t *o, size_t i, struct profile_func *f)
 {
 	char where[160];
@@ -1219,6 +1321,9 @@ static int read_func(struct reader *r, json_t *o, size_t i, struct profile_func 
 				return err;
 		}
 	}
+	err = read_loops(r, f, json_object_get(o, "loops"), where);
+	if (err)
+		return err;
 	if (__builtin_add_overflow(r->p->nviolations, f->nviolations, &r->p->nviolations))
 		return rfail(r, "%s: too many violations", where);
 	if (f->status != PLAN_EXCLUDED &&
@@ -1518,6 +1623,28 @@ static int read_summary(struct reader *r, json_t *root)
 	if (v != p->nviolations)
 		return rfail(r, "%" PRIu64 " violations, but the functions list %" PRIu64, v,
 			     p->nviolations);
+	pr = json_object_get(root, "loop_stats");
+	if (pr) {
+		struct profile_loop_summary *ls = &p->loop_stats;
+		uint64_t loops = 0, measured = 0;
+
+		if (!json_is_object(pr))
+			return rfail(r, "\"loop_stats\" is not an object");
+		err = get_uint(r, pr, "loops", UINT32_MAX, "loop_stats", &loops);
+		if (!err)
+			err = get_uint(r, pr, "measured", loops, "loop_stats", &measured);
+		if (!err)
+			err = get_uint(r, pr, "sites", INT64_MAX, "loop_stats", &ls->sites);
+		if (!err)
+			err = get_uint(r, pr, "hits", INT64_MAX, "loop_stats", &ls->hits);
+		if (!err)
+			err = get_num(r, pr, "est_trap_ns", "loop_stats", &ls->est_trap_ns);
+		if (err)
+			return err;
+		ls->loops = (uint32_t)loops;
+		ls->measured = (uint32_t)measured;
+		p->has_loop_stats = true;
+	}
 	return 0;
 }
 
@@ -1699,6 +1826,7 @@ void profile__release(struct profile *p)
 		free(f->edges);
 		free(f->violations);
 		free(f->virt);
+		free(f->loops);
 	}
 	free(p->funcs);
 	free(p->by_addr);

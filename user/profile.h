@@ -40,11 +40,15 @@
  *                 "file": STR, "line": INT}...],                (file/line optional)
  *     "edges": [{"from": ADDR, "to": ADDR | "exit", "kind": KIND, "count": COUNT,
  *                "measured": BOOL}...],
- *     "violations": [ADDR | "exit"...]
+ *     "violations": [ADDR | "exit"...],
+ *     "loops": [{"header": ADDR, "entries": INT, "sum": INT,       (optional, --loop-stats)
+ *                "sumsq": INT | NUM}...]
  *   }...],
  *   "probes": {"sites": INT, "hits": INT, "sites_hit": INT, "est_trap_ns": NUM,
  *              "naive_hits": INT},
  *   "violations": INT,
+ *   "loop_stats": {"loops": INT, "measured": INT, "sites": INT, (optional, --loop-stats)
+ *                  "hits": INT, "est_trap_ns": NUM},
  *   "libraries": [{...}...]                                     (optional)
  * }
  *
@@ -61,6 +65,15 @@
  * sum of the known block counts of every profiled function (what one probe per block would
  * have taken); "violations" the number of vertices, over all functions, where conservation
  * of flow failed. Negative derived counts are written as null (their vertex is a violation).
+ *
+ * "loops" (a run with --loop-stats) holds the measured trip-count moments of the function's
+ * natural loops whose header is the block at "header": "entries" loop entries, "sum" the sum
+ * of their trip counts (header executions per entry) and "sumsq" the sum of their squares (an
+ * integer, or a number beyond 2^63). Valid moments have entries <= sum <= sumsq and entries 0
+ * exactly when sum is 0; a loop that was not measured is not listed. "loop_stats" says what
+ * measuring them cost: "loops" natural loops in the binary, "measured" of them probed, their
+ * "sites", the "hits" of those probes (the counts of the blocks holding them) and their
+ * estimated trap time "est_trap_ns" (hits x the cost of the site's class).
  */
 #ifndef EDGEPROF_USER_PROFILE_H
 #define EDGEPROF_USER_PROFILE_H
@@ -86,6 +99,21 @@
 				      * function, argv entries */
 #define PROFILE_NO_FILE UINT32_MAX
 
+/* Measured trip-count moments of one loop (profile_input.loops). */
+struct profile_loop_stat {
+	uint32_t func;   /* index into prog->funcs */
+	uint64_t header; /* ELF vaddr of the header block */
+	uint64_t entries, sum;
+	unsigned __int128 sumsq;
+};
+
+/* What measuring loop trip counts cost (the "loop_stats" key). */
+struct profile_loop_summary {
+	uint32_t loops, measured;
+	uint64_t sites, hits;
+	double est_trap_ns;
+};
+
 /* What the writer reads: one run, its plan and its propagated counts. */
 struct profile_input {
 	const char *binary_path;             /* NULL: prog->img->path */
@@ -108,6 +136,9 @@ struct profile_input {
 	const struct virtual_edge *ve;       /* those edges, sorted by function (may be NULL) */
 	const struct profile_input *libs;    /* shared libraries profiled with it (--lib) */
 	size_t nlibs;
+	const struct profile_loop_stat *loops; /* sorted by func; may be NULL */
+	size_t nloops;
+	const struct profile_loop_summary *loop_summary; /* NULL: no "loop_stats" key */
 };
 
 struct profile_block {
@@ -132,6 +163,13 @@ struct profile_virtual {
 	uint64_t resumed_at;    /* 0 when none */
 };
 
+/* A loop's trip-count moments as read (see "loops" above). */
+struct profile_loop {
+	uint64_t header; /* ELF vaddr of its header block */
+	uint64_t entries, sum;
+	double sumsq;
+};
+
 struct profile_func {
 	char *name;
 	uint64_t addr;
@@ -153,6 +191,8 @@ struct profile_func {
 	struct profile_virtual *virt; /* flow added by unwinding (frames left or entered) */
 	uint32_t nvirt;
 	int64_t block_total;  /* sum of the known block counts */
+	struct profile_loop *loops; /* measured trip-count moments (--loop-stats), or NULL */
+	uint32_t nloops;
 };
 
 struct profile_site {
@@ -208,6 +248,8 @@ struct profile {
 	uint64_t hits, sites_hit, naive_hits;
 	double est_trap_ns;
 	uint64_t nviolations;
+	bool has_loop_stats;   /* a "loop_stats" key: the run measured loop trip counts */
+	struct profile_loop_summary loop_stats;
 
 	/* Shared libraries profiled in the same run (`--lib`), each a whole profile of its own
 	 * object (no libraries of their own). */

@@ -186,10 +186,83 @@ int session__prepare(struct session *s, const char *binary, const struct session
 						      s->objs[k].path);
 	}
 	s->capacity = (uint32_t)total;
-	if (probes__open(&s->probes, s->capacity))
+	if (o->loop_stats) {
+		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl);
+		size_t stepped = 0;
+
+		if (err)
+			return pr_err("'%s': cannot plan the loop probes: %s", binary,
+				      err == -ENOMEM ? "out of memory" : cfg_strerror());
+		s->loop_stats = true;
+		for (size_t i = 0; i < s->loops.nsites; i++)
+			stepped += s->loops.sites[i].probe_class == PROBE_STEPPED;
+		pr_info("'%s': loop stats: %u loops, %u measured with %zu probe sites (%zu single-stepped)",
+			binary, s->loops.nloops, s->loops.nmeasured, s->loops.nsites, stepped);
+		for (uint32_t l = 0; l < s->loops.nloops; l++)
+			if (s->loops.loops[l].skip)
+				pr_debug("loop at %#llx in %s not measured: %s",
+					 (unsigned long long)s->loops.loops[l].header_addr,
+					 s->objs[0].prog.funcs[s->loops.loops[l].func].name,
+					 s->loops.loops[l].skip);
+	}
+	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
 	probes__bind_pid(s->probes, o->bound_pid);
 	return 0;
+}
+
+/* Attaches the loop probes of the binary (after its counting probes): instructions the
+ * kernel refuses are left out and the loops planned again. Returns 0 or non-zero (reported). */
+static int attach_loops(struct session *s)
+{
+	struct session_object *c = &s->objs[0];
+
+	for (int round = 0; round < 4; round++) {
+		uint64_t *offs = malloc((s->loops.nsites + 1) * sizeof(*offs)), *cookies, *bad = NULL;
+		size_t nbad = 0;
+		uint32_t nloops = s->loops.nloops;
+		int err = 0;
+
+		cookies = malloc((s->loops.nsites + 1) * sizeof(*cookies));
+		if (!offs || !cookies) {
+			free(offs);
+			free(cookies);
+			return pr_err("out of memory");
+		}
+		for (size_t i = 0; !err && i < s->loops.nsites; i++) {
+			const struct loop_probe_site *ls = &s->loops.sites[i];
+
+			if (elf_image__vaddr_to_offset(&c->img, ls->addr, &offs[i]))
+				err = pr_err("'%s': loop probe site %#llx has no file offset", c->path,
+					     (unsigned long long)ls->addr);
+			cookies[i] = ep_cookie_loop(ls->event == LOOP_PROBE_ENTER ? EP_LOOP_ENTER
+										  : EP_LOOP_ITER,
+						    ls->depth, ls->loop);
+		}
+		if (!err)
+			err = probes__attach_loops(s->probes, c->path, offs, cookies, s->loops.nsites);
+		free(cookies);
+		if (err == -ENOTSUPP)
+			err = probes__refused(s->probes, c->path, offs, s->loops.nsites, &bad, &nbad);
+		free(offs);
+		if (err)
+			return err;
+		if (!nbad)
+			return 0;
+		pr_info("'%s': the kernel refuses loop probes on %zu instructions: placing them again",
+			c->path, nbad);
+		for (size_t i = 0; i < nbad; i++) {
+			uint64_t v;
+
+			if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v))
+				mark_refused(&c->prog, v);
+		}
+		free(bad);
+		loop_probes__free(&s->loops);
+		if (loop_probes__plan(&s->loops, &c->prog, &c->pl) || s->loops.nloops != nloops)
+			return pr_err("'%s': cannot plan the loop probes again", c->path);
+	}
+	return pr_err("'%s': the kernel keeps refusing loop probe sites", c->path);
 }
 
 int session__attach(struct session *s, size_t k, int pid)
@@ -221,7 +294,7 @@ int session__attach(struct session *s, size_t k, int pid)
 		if (!nbad) {
 			c->bias = load_bias(pid, c->path, &c->img);
 			c->attached = true;
-			return 0;
+			return k == 0 && s->loop_stats ? attach_loops(s) : 0;
 		}
 		pr_info("'%s': the kernel refuses probes on %zu instructions: placing probes without them",
 			c->path, nbad);
@@ -425,9 +498,86 @@ static int object_counts(const struct session *s, const struct session_object *o
 	return 0;
 }
 
+/* The measured moments of the binary's loops (M, from BPF) checked against its edge counts
+ * COUNTS: a loop's entries must be the flow into its header from its entry blocks and its
+ * trip sum the header's count, where those are known. Fills *STATS (malloc'd, sorted by
+ * function) and *SUM. Returns 0 or -ENOMEM. */
+static int loop_results(struct session *s, const struct probes_loop_moments *m,
+			const struct func_counts *counts, struct profile_loop_stat **stats,
+			size_t *nstats, struct profile_loop_summary *sum)
+{
+	const struct session_object *o = &s->objs[0];
+	const struct loop_probe_plan *lp = &s->loops;
+	uint32_t bad = 0;
+
+	*nstats = 0;
+	*stats = calloc(lp->nloops + 1, sizeof(**stats));
+	if (!*stats)
+		return -ENOMEM;
+	*sum = (struct profile_loop_summary){ .loops = lp->nloops, .measured = lp->nmeasured,
+					      .sites = lp->nsites };
+	for (size_t i = 0; i < lp->nsites; i++) {
+		const struct loop_probe_site *ls = &lp->sites[i];
+		const struct func_counts *fc = &counts[lp->loops[ls->loop].func];
+		int64_t n = fc->blocks ? fc->blocks[ls->block] : COUNT_UNKNOWN;
+
+		if (n > 0) {
+			sum->hits += (uint64_t)n;
+			sum->est_trap_ns += (double)n * site_costs__of(&o->popt.costs, ls->probe_class);
+		}
+	}
+	for (uint32_t l = 0; l < lp->nloops; l++) {
+		const struct loop_probe_loop *pl = &lp->loops[l];
+		const struct cfg_func *f = &o->prog.funcs[pl->func];
+		const struct func_counts *fc = &counts[pl->func];
+		int64_t hc = fc->blocks ? fc->blocks[pl->header] : COUNT_UNKNOWN, in = 0;
+
+		if (pl->skip)
+			continue;
+		for (uint32_t k = 0; fc->edges && k < f->nedges && in != COUNT_UNKNOWN; k++) {
+			const struct cfg_edge *e = &f->edges[k];
+			bool from_entry = false;
+
+			if (e->to != pl->header)
+				continue;
+			for (uint32_t j = 1; j < pl->nsites; j++)
+				from_entry |= lp->sites[pl->first_site + j].block == e->from;
+			if (!from_entry)
+				continue;
+			in = fc->edges[k] < 0 ? COUNT_UNKNOWN : in + fc->edges[k];
+		}
+		if (!fc->edges)
+			in = COUNT_UNKNOWN;
+		if ((hc >= 0 && (uint64_t)hc != m[l].sum) ||
+		    (in >= 0 && (uint64_t)in != m[l].entries) || m[l].sum > INT64_MAX) {
+			pr_debug("loop at %#llx in %s: measured %llu entries, %llu trips; edge counts say %lld, %lld",
+				 (unsigned long long)pl->header_addr, f->name,
+				 (unsigned long long)m[l].entries, (unsigned long long)m[l].sum,
+				 (long long)in, (long long)hc);
+			bad++;
+			continue;
+		}
+		(*stats)[(*nstats)++] = (struct profile_loop_stat){
+			.func = pl->func, .header = pl->header_addr, .entries = m[l].entries,
+			.sum = m[l].sum, .sumsq = m[l].sumsq,
+		};
+	}
+	if (bad)
+		pr_warn("%u loops' measured trip counts disagree with the edge counts (-vv: which): their moments are left out of the profile",
+			bad);
+	pr_info("loop stats: %zu of %u loops measured, %llu extra probe hits, est. %.3f s of traps",
+		*nstats, lp->nloops, (unsigned long long)sum->hits, sum->est_trap_ns / 1e9);
+	return 0;
+}
+
 int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out)
 {
+	struct probes_loop_moments *lm = NULL;
+	struct profile_loop_stat *lstats = NULL;
+	struct profile_loop_summary lsum;
+	size_t nlstats = 0;
+	uint64_t lost_trips = 0;
 	size_t n = s->nobjs, unmapped = 0, nviol = 0;
 	struct block_index *bi = calloc(n, sizeof(*bi));
 	struct virtual_edge **v = calloc(n, sizeof(*v));
@@ -460,6 +610,16 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	if (probes__lost_forks(s->probes))
 		pr_warn("%llu forked processes could not be counted (too many processes)",
 			(unsigned long long)probes__lost_forks(s->probes));
+	if (s->loop_stats) {
+		lm = calloc(s->loops.nloops + 1, sizeof(*lm));
+		if (!lm)
+			goto nomem;
+		if (probes__read_loops(s->probes, lm, &lost_trips))
+			goto out;
+		if (lost_trips)
+			pr_warn("%llu loop iterations could not be followed (too many loops active at once): some loops' moments are not exact",
+				(unsigned long long)lost_trips);
+	}
 	probes__close(s->probes);
 	s->probes = NULL;
 	if (frames_to_virtual(&m, tr, &unmapped))
@@ -483,6 +643,13 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
 			.held_detach = info->held_detach,
 		};
+	}
+	if (s->loop_stats) {
+		if (loop_results(s, lm, counts[0], &lstats, &nlstats, &lsum))
+			goto nomem;
+		in[0].loops = lstats;
+		in[0].nloops = nlstats;
+		in[0].loop_summary = &lsum;
 	}
 	/* Libraries whose probes never went in (the program ended before its loader was done)
 	 * have nothing to report. */
@@ -525,6 +692,8 @@ out:
 	free(counts);
 	free(lines);
 	free(in);
+	free(lm);
+	free(lstats);
 	return ret;
 }
 
@@ -546,4 +715,6 @@ void session__release(struct session *s)
 	free(s->objs);
 	s->objs = NULL;
 	s->nobjs = 0;
+	loop_probes__free(&s->loops);
+	s->loop_stats = false;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cfg/cfg.h"
+#include "estimators/loop_probes.h"
 #include "estimators/placement.h"
 #include "probes.h"
 #include "run_weights.h"
@@ -27,6 +28,8 @@ struct session_options {
 			       * when started by us or forked by a counted process */
 	char *const *libs;    /* real paths of shared libraries to profile too */
 	size_t nlibs;         /* at most TRACER_MAX_OBJECTS - 1 */
+	bool loop_stats;      /* also measure the trip-count moments of the binary's loops
+			       * (`run --loop-stats`; not for libraries) */
 };
 
 /* One profiled object: the binary (objs[0]) or a library. */
@@ -57,6 +60,8 @@ struct session {
 	int main_pid;          /* libraries' probes are bound to this process: their frames in
 			        * other processes are not theirs to count */
 	const char *lib_ids[TRACER_MAX_OBJECTS]; /* build-ids of objs[1..] for the tracer */
+	bool loop_stats;       /* the binary's loops are probed for trip counts */
+	struct loop_probe_plan loops; /* their plan (objs[0]) */
 };
 
 /* What session__finish writes besides the counts. */

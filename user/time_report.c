@@ -105,7 +105,10 @@ struct ctx {
 	int32_t next_index;
 	uint32_t *stack;
 	size_t sp;
-	uint32_t nloop_stats;
+	uint32_t nloop_stats;	/* loops with measured moments (from the profile or FILE) */
+	uint32_t nloop_profile; /* of them, from the profile's "loops" */
+	uint32_t nloop_file;	/* of them, from --loop-stats FILE */
+	uint32_t nloop_unused;	/* the profile's moments that fit no loop of the timed graph */
 	int err;
 };
 
@@ -755,7 +758,82 @@ static int parse_hex(json_t *v, uint64_t *out)
 	return *end || errno || end == s + 2 ? -1 : 0;
 }
 
-/* Reads {"loops":[{"func":ADDR,"header":ADDR,"entries":N,"sum":S,"sumsq":Q}...]}. */
+/* Loop L of T, by its header's address: its index, or -1. */
+static int32_t loop_at(const struct ftime *t, uint64_t header)
+{
+	for (uint32_t k = 0; k < t->lp.nloops; k++)
+		if (t->gf->blocks[t->lp.loops[k].header].start == header)
+			return (int32_t)k;
+	return -1;
+}
+
+/* Whether the measured moments PL fit loop L of T's timed graph (which may have dispatch
+ * blocks): its entries are the flow into its header from outside it, its trips the header's
+ * count. */
+static bool moments_fit(const struct ftime *t, uint32_t l, const struct profile_loop *pl)
+{
+	uint32_t h = t->lp.loops[l].header;
+	int64_t in = 0;
+
+	for (uint32_t e = 0; e < t->gf->nedges; e++) {
+		const struct cfg_edge *ce = &t->gf->edges[e];
+
+		if (ce->to != h || cfg_loops__contains(&t->lp, l, ce->from))
+			continue;
+		if (t->ecount[e] < 0)
+			return false;
+		in += t->ecount[e];
+	}
+	return (uint64_t)in == pl->entries && t->bcount[h] >= 0 &&
+	       (uint64_t)t->bcount[h] == pl->sum;
+}
+
+/* Takes the trip-count moments the profile holds (`run --loop-stats`) for every timed
+ * function. Returns 0 or -ENOMEM. */
+static int profile_moments(struct ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct ftime *t = &c->ft[i];
+
+		if (!t->pf->nloops || !t->has_fcdg)
+			continue;
+		for (uint32_t k = 0; k < t->pf->nloops; k++) {
+			const struct profile_loop *pl = &t->pf->loops[k];
+			int32_t l = loop_at(t, pl->header);
+
+			if (l < 0 || !moments_fit(t, (uint32_t)l, pl)) {
+				pr_debug("%s: the loop at 0x%" PRIx64 " of the profile is no loop of the "
+					 "timed graph with the same entries and trips",
+					 t->pf->name, pl->header);
+				c->nloop_unused++;
+				continue;
+			}
+			if (!t->mom) {
+				t->mom = calloc(t->lp.nloops, sizeof(*t->mom));
+				if (!t->mom)
+					return -ENOMEM;
+			}
+			t->mom[l] = (struct loop_moments){ .entries = pl->entries,
+							   .sum = (double)pl->sum,
+							   .sumsq = pl->sumsq };
+			if (pl->entries)
+				c->nloop_profile++;
+		}
+	}
+	return 0;
+}
+
+/* Counts the loops with measured moments. */
+static void count_moments(struct ctx *c)
+{
+	c->nloop_stats = 0;
+	for (size_t i = 0; i < c->n; i++)
+		for (uint32_t k = 0; c->ft[i].mom && k < c->ft[i].lp.nloops; k++)
+			c->nloop_stats += c->ft[i].mom[k].entries != 0;
+}
+
+/* Reads {"loops":[{"func":ADDR,"header":ADDR,"entries":N,"sum":S,"sumsq":Q}...]}: these
+ * moments replace the profile's for the same loops. */
 static int load_loop_stats(struct ctx *c, const char *path)
 {
 	json_error_t jerr;
@@ -810,7 +888,7 @@ static int load_loop_stats(struct ctx *c, const char *path)
 			    (struct loop_moments){.entries = (uint64_t)json_integer_value(en),
 						  .sum = json_number_value(su),
 						  .sumsq = json_number_value(sq)};
-			c->nloop_stats++;
+			c->nloop_file++;
 		}
 		if (!found)
 			pr_warn("'%s': loop %zu: no loop header at 0x%" PRIx64 " in %s, ignored",
@@ -932,13 +1010,25 @@ static void print_text(FILE *out, struct ctx *c)
 		      "an upper bound when iterations vary independently)");
 	if (c->nloop_stats)
 		fprintf(out,
-			"loop variance: measured trip-count moments for %u loops; VAR(FREQ) = 0 "
-			"for the others\n",
-			c->nloop_stats);
+			"loop variance: measured trip-count moments for %u loops (%u from the "
+			"profile, %u from --loop-stats FILE); VAR(FREQ) = 0 for the others\n",
+			c->nloop_stats, c->nloop_profile, c->nloop_file);
+	if (c->nloop_unused)
+		fprintf(out,
+			"               (%u measured loops of the profile fit no loop of the timed "
+			"graph and are not used)\n",
+			c->nloop_unused);
 	else
 		fprintf(out,
 			"loop variance: not measured: VAR(FREQ) = 0 for every loop (Sarkar's "
 			"simplification), so loop standard deviations are from the body only\n");
+	if (p->has_loop_stats)
+		fprintf(out,
+			"loop probes:   %u of %u loops probed by `run --loop-stats`, %" PRIu64
+			" sites, %" PRIu64 " extra probe hits, est. %.3f s of traps (counting "
+			"probes: %.3f s)\n",
+			p->loop_stats.measured, p->loop_stats.loops, p->loop_stats.sites,
+			p->loop_stats.hits, p->loop_stats.est_trap_ns / 1e9, p->est_trap_ns / 1e9);
 	fprintf(out,
 		"functions:     %u timed (%u mean only: irreducible or no exit, %u "
 		"recursive: mean by fixed point, %u approximate counts), %u skipped\n",
@@ -1182,10 +1272,17 @@ static void print_json(FILE *out, struct ctx *c)
 	}
 	fprintf(out,
 		",\"loop_model\":\"%s\",\"loop_variance\":\"%s\",\"loops_with_moments\":%u,"
-		"\"total\":%.17g,\n\"functions\":[\n",
+		"\"loops_from_profile\":%u,\"loops_from_file\":%u,\"loops_unused\":%u,",
 		c->o->iid_loops ? "independent" : "product",
 		c->nloop_stats ? "measured where given, else 0" : "assumed 0", c->nloop_stats,
-		total);
+		c->nloop_profile, c->nloop_file, c->nloop_unused);
+	if (c->p->has_loop_stats)
+		fprintf(out,
+			"\"loop_probes\":{\"loops\":%u,\"measured\":%u,\"sites\":%" PRIu64
+			",\"hits\":%" PRIu64 ",\"est_trap_ns\":%.17g},",
+			c->p->loop_stats.loops, c->p->loop_stats.measured, c->p->loop_stats.sites,
+			c->p->loop_stats.hits, c->p->loop_stats.est_trap_ns);
+	fprintf(out, "\"total\":%.17g,\n\"functions\":[\n", total);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct ftime *t = &c->ft[i];
 		json_t *o;
@@ -1349,8 +1446,11 @@ int time_report__run(FILE *out, const struct profile *p, const char *file,
 		if (err)
 			goto nomem;
 	}
+	if (profile_moments(&c))
+		goto nomem;
 	if (o->loop_stats && load_loop_stats(&c, o->loop_stats))
 		goto out_all;
+	count_moments(&c);
 	for (size_t i = 0; i < c.n; i++) {
 		if (c.ft[i].index < 0 && tarjan(&c, (uint32_t)i))
 			goto nomem;

@@ -362,6 +362,59 @@ static void test_profile__shape(void **state)
 	json_decref(root);
 }
 
+/* Loop trip-count moments (`run --loop-stats`): written per function and read back, a sum of
+ * squares beyond 2^63 as a number, the "loop_stats" summary too; inconsistent moments are
+ * refused by the writer with one line. */
+static void test_profile__loops(void **state)
+{
+	struct world *w = *state;
+	const struct cfg_func *mf = &w->prog.funcs[0];
+	struct profile_loop_stat ls[2] = {
+		{ .func = 0, .header = mf->blocks[1].start, .entries = 3, .sum = 7, .sumsq = 19 },
+		{ .func = 0, .header = mf->blocks[3].start, .entries = 1, .sum = 5000000000ull,
+		  .sumsq = (unsigned __int128)5000000000ull * 5000000000ull },
+	};
+	struct profile_loop_summary sum = { .loops = 4, .measured = 2, .sites = 5, .hits = 99,
+					    .est_trap_ns = 49500 };
+	const struct profile_func *f = NULL;
+	struct profile p;
+	const char *msg;
+
+	w->in.loops = ls;
+	w->in.nloops = 2;
+	w->in.loop_summary = &sum;
+	assert_int_equal(profile__write(w->path, &w->in), 0);
+	assert_int_equal(profile__read(w->path, &p), 0);
+	for (size_t i = 0; i < p.nfuncs; i++) {
+		if (strcmp(p.funcs[i].name, mf->name) == 0)
+			f = &p.funcs[i];
+		else
+			assert_int_equal(p.funcs[i].nloops, 0);
+	}
+	assert_non_null(f);
+	assert_int_equal(f->nloops, 2);
+	assert_true(f->loops[0].header == mf->blocks[1].start);
+	assert_int_equal(f->loops[0].entries, 3);
+	assert_int_equal(f->loops[0].sum, 7);
+	assert_true(f->loops[0].sumsq == 19);
+	assert_int_equal(f->loops[1].sum, 5000000000ull);
+	assert_true(f->loops[1].sumsq == 2.5e19);
+	assert_true(p.has_loop_stats);
+	assert_int_equal(p.loop_stats.loops, 4);
+	assert_int_equal(p.loop_stats.measured, 2);
+	assert_int_equal(p.loop_stats.sites, 5);
+	assert_int_equal(p.loop_stats.hits, 99);
+	assert_true(p.loop_stats.est_trap_ns == 49500);
+	profile__release(&p);
+
+	ls[0].entries = 8; /* more entries than trips */
+	capture_begin();
+	assert_true(profile__write(w->path, &w->in) < 0);
+	msg = capture_end();
+	assert_int_equal(count_lines(msg), 1);
+	assert_non_null(strstr(msg, "loop moments 0 are inconsistent"));
+}
+
 /* --- atomic writes ------------------------------------------------------------------------- */
 
 static void expect_write_fails(struct world *w, const char *path, const char *old)
@@ -774,6 +827,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile__round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile__loops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__atomic_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__reject_not_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__reject_shape, setup, teardown),
