@@ -209,10 +209,10 @@ L.append("- Local scores pool every block (edge) of the functions that ran, per 
          "long strings, bzip2 -d's output loop) dominate the dynamic top of LBK and LBR.")
 L.append("- Placement: 'recorded' prices the profile's own probes on its true counts (it equals "
          "the profile's `est_trap_ns`, and equals 'default' since the profiles were recorded "
-         "with the default weights). Exact-Max is not a lower bound: placement weighs each "
-         "chord edge by its count times the cost of the cheapest site that can measure it, "
-         "while one site can measure several edges and what it pays is its executions; on "
-         "lua5.4 and loops, Exact-Max pays more than the default weighting.")
+         "with the default weights). Placement prices each way of measuring a chord by what "
+         "its site pays (a branch or jump-table site fires with every execution of its block), "
+         "but one site can still measure several chords, so the spanning tree is only "
+         "near-optimal and Exact-Max is not a strict lower bound (rep_string, switch).")
 with open(results, "w") as f:
     f.write("\n".join(L) + "\n")
 print("\n".join(L))
