@@ -32,4 +32,9 @@ EDGEPROF_COMMANDS(EDGEPROF_DECLARE_CMD)
  * stderr, pointing at the command's --help. Returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Reports getopt_long's error OPT for command CMD through usage_error: ':' an option without
+ * its argument, anything else an unknown option (named from optopt for a short one, else
+ * from ARGV[optind - 1]). Returns EXIT_USAGE. */
+int getopt_error(const char *cmd, int opt, char **argv);
+
 #endif

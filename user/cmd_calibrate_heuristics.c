@@ -93,12 +93,8 @@ static int parse_args(int argc, char **argv, struct calib_opts *o)
 		case 'h':
 			fputs(calib_usage, stdout);
 			return EXIT_OK;
-		case ':':
-			return usage_error("calibrate-heuristics", "option '%s' needs an argument",
-					   argv[optind - 1]);
 		default:
-			return usage_error("calibrate-heuristics", "unknown option '%s'",
-					   argv[optind - 1]);
+			return getopt_error("calibrate-heuristics", opt, argv);
 		}
 	}
 	if (optind >= argc)

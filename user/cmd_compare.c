@@ -89,11 +89,8 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 		case 'h':
 			fputs(compare_usage, stdout);
 			return EXIT_OK;
-		case ':':
-			return usage_error("compare", "option '%s' needs an argument",
-					   argv[optind - 1]);
 		default:
-			return usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+			return getopt_error("compare", opt, argv);
 		}
 	}
 	o->profile = optind < argc ? argv[optind++] : PROFILE_DEFAULT_PATH;

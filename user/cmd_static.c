@@ -88,11 +88,8 @@ static int parse_args(int argc, char **argv, struct static_opts *o)
 		case 'h':
 			fputs(static_usage, stdout);
 			return EXIT_OK;
-		case ':':
-			return usage_error("static", "option '%s' needs an argument",
-					   argv[optind - 1]);
 		default:
-			return usage_error("static", "unknown option '%s'", argv[optind - 1]);
+			return getopt_error("static", opt, argv);
 		}
 	}
 	if (optind >= argc)

@@ -4,6 +4,7 @@
  * `edgeprof help CMD` is the same as `edgeprof CMD --help`.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -86,6 +87,15 @@ static bool name_matches(const char *table, const char *name)
 		if (*table != *name && !(*table == '_' && *name == '-'))
 			return false;
 	return !*table && !*name;
+}
+
+int getopt_error(const char *cmd, int opt, char **argv)
+{
+	if (opt == ':')
+		return usage_error(cmd, "option '%s' needs an argument", argv[optind - 1]);
+	if (optopt && strncmp(argv[optind - 1], "--", 2))
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 static const struct command *find_command(const char *name)
