@@ -167,7 +167,7 @@ int cmd_record(int argc, char **argv)
 	size_t nlibs = 0;
 	sigset_t stops, old_mask, pending;
 	double seconds = 0;
-	int opt, pid = 0, status = EXIT_INPUT;
+	int opt, rc, pid = 0, status = EXIT_INPUT;
 
 	optind = 1;
 	opterr = 0;
@@ -188,33 +188,17 @@ int cmd_record(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'P':
-			if (strcmp(optarg, "chords") == 0)
-				so.mode = PLACEMENT_CHORDS;
-			else if (strcmp(optarg, "naive") == 0)
-				so.mode = PLACEMENT_NAIVE;
-			else
-				return usage_error("record",
-						   "unknown placement '%s' (chords or naive)", optarg);
-			break;
 		case 'w':
-			so.weights = optarg;
-			break;
 		case 'l':
-			if (nlibs == TRACER_MAX_OBJECTS - 1)
-				return usage_error("record", "at most %d --lib options",
-						   TRACER_MAX_OBJECTS - 1);
-			lib_names[nlibs++] = optarg;
+			if ((rc = session_options__parse(&so, opt, optarg, "record", lib_names,
+							     &nlibs)))
+				return rc;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return EXIT_OK;
-		case ':':
-			return usage_error("record", "option '%s' needs an argument",
-					   argv[optind - 1]);
 		default:
-			if (optopt && strncmp(argv[optind - 1], "--", 2))
-				return usage_error("record", "unknown option '-%c'", optopt);
-			return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+			return getopt_error("record", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -131,7 +131,7 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "placement", required_argument, NULL, 'p' },
+		{ "placement", required_argument, NULL, 'P' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "loop-stats", no_argument, NULL, 'L' },
@@ -143,7 +143,7 @@ int cmd_run(int argc, char **argv)
 	char binary[PATH_MAX], *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
 	struct session s = { 0 };
 	struct tracer_result tr = { 0 };
-	int opt, status = EXIT_INPUT;
+	int opt, rc, status = EXIT_INPUT;
 	size_t nlibs = 0;
 	bool written = false;
 	struct session_object *main_obj;
@@ -156,23 +156,12 @@ int cmd_run(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
-		case 'p':
-			if (strcmp(optarg, "chords") == 0)
-				so.mode = PLACEMENT_CHORDS;
-			else if (strcmp(optarg, "naive") == 0)
-				so.mode = PLACEMENT_NAIVE;
-			else
-				return usage_error("run", "unknown placement '%s' (chords or naive)",
-						   optarg);
-			break;
+		case 'P':
 		case 'w':
-			so.weights = optarg;
-			break;
 		case 'l':
-			if (nlibs == TRACER_MAX_OBJECTS - 1)
-				return usage_error("run", "at most %d --lib options",
-						   TRACER_MAX_OBJECTS - 1);
-			lib_names[nlibs++] = optarg;
+			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
+							     &nlibs)))
+				return rc;
 			break;
 		case 'L':
 			so.loop_stats = true;
@@ -180,12 +169,8 @@ int cmd_run(int argc, char **argv)
 		case 'h':
 			fputs(run_usage, stdout);
 			return EXIT_OK;
-		case ':':
-			return usage_error("run", "option '%s' needs an argument", argv[optind - 1]);
 		default:
-			if (optopt && strncmp(argv[optind - 1], "--", 2))
-				return usage_error("run", "unknown option '-%c'", optopt);
-			return usage_error("run", "unknown option '%s'", argv[optind - 1]);
+			return getopt_error("run", opt, argv);
 		}
 	}
 	if (optind >= argc)

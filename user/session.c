@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf/edgeprof.h"
+#include "builtin.h"
 #include "calibration.h"
 #include "cfg/error.h"
 #include "cfg/srcline.h"
@@ -18,6 +19,30 @@
 #include "log.h"
 #include "proc_maps.h"
 #include "profile.h"
+
+int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
+			   char **names, size_t *nnames)
+{
+	switch (opt) {
+	case 'P':
+		if (strcmp(arg, "chords") == 0)
+			o->mode = PLACEMENT_CHORDS;
+		else if (strcmp(arg, "naive") == 0)
+			o->mode = PLACEMENT_NAIVE;
+		else
+			return usage_error(cmd, "unknown placement '%s' (chords or naive)", arg);
+		return 0;
+	case 'w':
+		o->weights = arg;
+		return 0;
+	case 'l':
+		if (*nnames == TRACER_MAX_OBJECTS - 1)
+			return usage_error(cmd, "at most %d --lib options", TRACER_MAX_OBJECTS - 1);
+		names[(*nnames)++] = arg;
+		return 0;
+	}
+	return usage_error(cmd, "unknown option '%c'", opt);
+}
 
 /* The run-time load bias of PATH in process PID (0 when not found, which is also right for
  * a non-PIE executable). */

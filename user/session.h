@@ -72,6 +72,13 @@ struct session_run_info {
 	double held_attach, held_detach; /* attach: seconds the process was stopped */
 };
 
+/* The options `run` and `record` share, as getopt_long values: --placement MODE ('P'),
+ * --weights FILE ('w') and --lib NAME|PATH ('l': the name goes into NAMES, which holds
+ * TRACER_MAX_OBJECTS - 1, counted in *NNAMES). Takes option OPT with argument ARG into O.
+ * Returns 0, or the exit status of a usage error reported for command CMD. */
+int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
+			   char **names, size_t *nnames);
+
 /* Opens BINARY (a real path) and the libraries of O, builds their CFGs, plans the probes and
  * loads the BPF program with room for all. Returns 0, or non-zero after reporting one line;
  * release S in any case. */
