@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "json_out.h"
+#include "libs.h"
 #include "builtin.h"
 #include "log.h"
 #include "profile.h"
@@ -707,11 +708,8 @@ static int select_library(struct profile *p, const char *file, const char *name)
 {
 	for (size_t k = 0; k < p->nlibs; k++) {
 		const char *path = p->libs[k].binary_path ? p->libs[k].binary_path : "";
-		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		size_t n = strlen(name);
 
-		if (!strcmp(path, name) || (!strchr(name, '/') && !strncmp(base, name, n) &&
-					    (!base[n] || base[n] == '.' || base[n] == '-'))) {
+		if (!strcmp(path, name) || (!strchr(name, '/') && libs__name_matches(name, path))) {
 			struct profile lib = p->libs[k];
 
 			memset(&p->libs[k], 0, sizeof(p->libs[k]));

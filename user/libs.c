@@ -52,20 +52,24 @@ static int cands_add(struct cands *c, const char *path)
 	return 0;
 }
 
-/* Whether candidate CAND (a real path) is what NAME asks for. */
-static bool matches(const char *name, const char *cand)
+bool libs__name_matches(const char *name, const char *path)
 {
-	const char *base = strrchr(cand, '/');
+	const char *base = strrchr(path, '/');
 	size_t n = strlen(name);
 
-	base = base ? base + 1 : cand;
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, n) && (base[n] == 0 || base[n] == '.' || base[n] == '-');
+}
+
+/* Whether candidate CAND (a real path) is what NAME asks for: the same file, or by name. */
+static bool matches(const char *name, const char *cand)
+{
 	if (strchr(name, '/')) {
 		char real[PATH_MAX];
 
 		return realpath(name, real) && !strcmp(real, cand);
 	}
-	/* "libc" matches libc.so.6 and libc-2.36.so, not libcrypt.so.1. */
-	return !strncmp(base, name, n) && (base[n] == 0 || base[n] == '.' || base[n] == '-');
+	return libs__name_matches(name, cand);
 }
 
 static int pick(const struct cands *c, const char *main_path, char *const *names, size_t n,

@@ -8,7 +8,12 @@
 #ifndef EDGEPROF_USER_LIBS_H
 #define EDGEPROF_USER_LIBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Whether the file name of PATH starts with NAME (which has no '/') followed by its end, '.'
+ * or '-': "libc" matches libc.so.6 and libc-2.36.so, not libcrypt.so.1. */
+bool libs__name_matches(const char *name, const char *path);
 
 /* Resolves the N names NAMES against the objects process PID maps: fills PATHS[0 .. N) with
  * malloc'd real paths. Returns 0, or -1 with one line reported (a name that matches nothing,
