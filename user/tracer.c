@@ -805,20 +805,36 @@ out:
 static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 		     struct user_regs_struct *regs_in);
 
+/* The breakpoint of process TGID that its stopped thread TID has just reached, with its
+ * registers in *REGS: an int3 one (rip just past it), or with WATCHED a watched function
+ * (rip past its first instruction, which is at most 15 bytes long); NULL when none. */
+static const struct bp *bp_reached(struct tracer *t, int tid, int tgid, bool watched,
+				   struct user_regs_struct *regs)
+{
+	struct proc *p = proc_find(t, tgid);
+
+	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, regs))
+		return NULL;
+	for (int i = 0; i < p->nbps; i++) {
+		const struct bp *b = &p->bps[i];
+
+		if (b->watched != watched)
+			continue;
+		if (watched ? regs->rip >= b->addr && regs->rip < b->addr + 16
+			    : regs->rip == b->addr + 1)
+			return b;
+	}
+	return NULL;
+}
+
 /* At a SIGTRAP stop of TID: when it is at one of the tracer's breakpoints, records what that
  * breakpoint is for, emulates the displaced instruction and returns 1 + its kind (the SIGTRAP
  * is then not delivered); 0 when it is not at one. */
 static int breakpoint_hit(struct tracer *t, int tid, int tgid)
 {
-	struct proc *p = proc_find(t, tgid);
 	struct user_regs_struct regs;
-	const struct bp *b = NULL;
+	const struct bp *b = bp_reached(t, tid, tgid, false, &regs);
 
-	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
-		return 0;
-	for (int i = 0; i < p->nbps; i++)
-		if (regs.rip == p->bps[i].addr + 1)
-			b = &p->bps[i];
 	if (!b)
 		return 0;
 	/* Unwind from the function's entry, where its CFI describes the frame. */
@@ -834,16 +850,9 @@ static int breakpoint_hit(struct tracer *t, int tid, int tgid)
  * is not (the signal is the program's own). */
 static int watch_hit(struct tracer *t, int tid, int tgid)
 {
-	struct proc *p = proc_find(t, tgid);
 	struct user_regs_struct regs;
-	const struct bp *b = NULL;
+	const struct bp *b = bp_reached(t, tid, tgid, true, &regs);
 
-	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
-		return 0;
-	for (int i = 0; i < p->nbps; i++)
-		if (p->bps[i].watched && regs.rip >= p->bps[i].addr &&
-		    regs.rip < p->bps[i].addr + 16)
-			b = &p->bps[i];
 	return b ? bp_record(t, tid, tgid, b, &regs) : 0;
 }
 
