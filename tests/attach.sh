@@ -88,6 +88,28 @@ start_edgeprof() {
 	wait_for "$tmp/err" '^edgeprof: attached to process' 1
 }
 
+# window_work: the commands of the window (as in native below).
+window_work() {
+	say "work 1000"
+	say "jump 50"
+	say spawn
+	say print
+}
+
+# finish_target: the work after the detach, then quit; appends to $why when the target
+# does not exit 0 or its output is not the native one ($tmp/native).
+finish_target() {
+	local rc
+	say "work 200"
+	say print
+	say quit
+	exec 7>&-
+	wait "$TPID"
+	rc=$?
+	[ $rc = 0 ] || why="${why:+$why; }the target exited $rc"
+	cmp -s "$tmp/native" "$tmp/out" || why="${why:+$why; }its output differs from a native run"
+}
+
 # The native output of the command sequence of the exact-window cases.
 native() { printf 'work 300\nprint\nwork 1000\njump 50\nspawn\nprint\nwork 200\nprint\nquit\n' | "$1" "$2"; }
 
@@ -220,10 +242,7 @@ exact_case() {
 		bad "$name: edgeprof did not attach: $(head -c 300 "$tmp/err")"
 		return
 	fi
-	say "work 1000"
-	say "jump 50"
-	say spawn
-	say print
+	window_work
 	wait_for "$tmp/out" '^end$' 2 || { bad "$name: the target did not answer while attached"; return; }
 	kill -"$sig" "$EPID"
 	wait "$EPID"
@@ -243,14 +262,7 @@ exact_case() {
 		grep -q 'TracerPid:[[:space:]]*0$' "/proc/$TPID/status" ||
 			why="${why:+$why; }the target is still traced"
 	fi
-	say "work 200"
-	say print
-	say quit
-	exec 7>&-
-	wait "$TPID"
-	rc=$?
-	[ $rc = 0 ] || why="${why:+$why; }the target exited $rc"
-	cmp -s "$tmp/native" "$tmp/out" || why="${why:+$why; }its output differs from a native run"
+	finish_target
 	if [ -z "$why" ]; then
 		ok "$name: $msg"
 	else
@@ -272,10 +284,7 @@ start_target "$bin" 4
 say "work 300"
 say print
 if start_edgeprof -o "$tmp/k.data"; then
-	say "work 1000"
-	say "jump 50"
-	say spawn
-	say print
+	window_work
 	wait_for "$tmp/out" '^end$' 2
 	kill -KILL "$EPID"
 	wait "$EPID" 2>/dev/null
@@ -286,14 +295,7 @@ if start_edgeprof -o "$tmp/k.data"; then
 	text=$(text_intact "$TPID" "$bin" 2>&1) || why="${why:+$why; }code changed: $text"
 	[ -z "$(links_on "$bin")" ] || why="${why:+$why; }a uprobe-multi link is left on the binary"
 	[ -e "$tmp/k.data" ] && why="${why:+$why; }a profile was written"
-	say "work 200"
-	say print
-	say quit
-	exec 7>&-
-	wait "$TPID"
-	rc=$?
-	[ $rc = 0 ] || why="${why:+$why; }the target exited $rc"
-	cmp -s "$tmp/native" "$tmp/out" || why="${why:+$why; }its output differs from a native run"
+	finish_target
 	if [ -z "$why" ]; then
 		ok "SIGKILL to edgeprof: the target finished with the native output, no probe or link left"
 	else
@@ -312,10 +314,7 @@ for how in KILL quit; do
 		bad "target $how: edgeprof did not attach: $(head -c 300 "$tmp/err")"
 		continue
 	fi
-	say "work 1000"
-	say "jump 50"
-	say spawn
-	say print
+	window_work
 	wait_for "$tmp/out" '^end$' 2
 	if [ $how = KILL ]; then
 		kill -KILL "$TPID"
