@@ -1680,6 +1680,9 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	sigprocmask(SIG_BLOCK, &set, &old);
 
 	watch_install(&t, pid, hooks);
+	/* The process's modules are read now, not while its threads are held (the unwinding
+	 * makes the Dwfl afresh if a module appeared since). */
+	proc_dwfl(&t, pid, pid, false);
 	/* Attach: seize every thread, again until no new one appears, and hold them all. */
 	t0 = now_seconds();
 	for (int round = 0;; round++) {
