@@ -1526,6 +1526,25 @@ static bool attach_poll(struct tracer *t, enum attach_phase phase, const sigset_
 	return true;
 }
 
+/* The state letter and the kernel flags of the task whose stat file is PATH (/proc/.../stat);
+ * both 0 when the file says nothing. Returns 0, or -errno when it cannot be opened. */
+static int read_stat(const char *path, char *state, unsigned long *flags)
+{
+	char buf[512], *p;
+	FILE *f = fopen(path, "re");
+
+	*state = 0;
+	*flags = 0;
+	if (!f)
+		return -errno;
+	/* After "pid (comm)": state, ppid, pgrp, session, tty, tpgid, flags. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		*state = 0;
+	fclose(f);
+	return 0;
+}
+
 /* How long hold_all waits for every thread to stop. */
 #define HOLD_TIMEOUT 10.0
 /* After this long, it looks at the threads that have not reported their stop. */
@@ -1535,16 +1554,11 @@ static bool attach_poll(struct tracer *t, enum attach_phase phase, const sigset_
  * zombie), or 0 when it is gone. */
 static char thread_state(int tgid, int tid)
 {
-	char path[96], buf[512], state = 0, *p;
-	FILE *f;
+	char path[96], state = 0;
+	unsigned long flags;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", tgid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 1, " %c", &state);
-	fclose(f);
+	read_stat(path, &state, &flags);
 	return state;
 }
 
@@ -1613,32 +1627,20 @@ static int hold_all(struct tracer *t, enum attach_phase phase, const sigset_t *s
 
 int tracer__check_target(int pid)
 {
-	char path[64], buf[512], state = 0;
+	char path[64], state = 0;
 	unsigned long flags = 0;
-	FILE *f;
-	int n;
+	int err;
 
 	if (pid == getpid())
 		return pr_err("process %d is edgeprof itself", pid), -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f) {
-		int err = errno;
-
-		if (err == ENOENT)
+	err = read_stat(path, &state, &flags);
+	if (err) {
+		if (err == -ENOENT)
 			pr_err("no process %d", pid);
 		else
-			pr_err("process %d: %s", pid, strerror(err));
+			pr_err("process %d: %s", pid, strerror(-err));
 		return -ESRCH;
-	}
-	n = fgets(buf, sizeof(buf), f) != NULL;
-	fclose(f);
-	if (n) {
-		char *p = strrchr(buf, ')');
-
-		/* After "pid (comm)": state, ppid, pgrp, session, tty, tpgid, flags. */
-		if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
-			state = 0;
 	}
 	if (state == 'Z' || state == 'X')
 		return pr_err("process %d is a zombie: it has ended", pid), -ESRCH;
