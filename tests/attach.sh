@@ -21,6 +21,8 @@
 # Needs root and BPF (CI=true turns a skip into a failure). Exit 0 pass, 77 skip, else fail.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 
 [ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
@@ -140,15 +142,7 @@ EOF
 
 # links_on BIN: uprobe-multi links on BIN, one id a line.
 links_on() {
-	bpftool -j link show 2>/dev/null | python3 -c '
-import json, sys
-try:
-    links = json.load(sys.stdin)
-except ValueError:
-    links = []
-for l in links or []:
-    if l.get("type") == "uprobe_multi" and l.get("path") == sys.argv[1]:
-        print(l["id"])' "$(realpath "$1")"
+	uprobe_links "$(realpath "$1")"
 }
 
 # check_window PROFILE OUT THREADS [LEFT]: the profile's invocation counts of the counted
@@ -221,10 +215,7 @@ say quit
 exec 7>&-
 wait_gone "$TPID"
 if [ $rc != 0 ]; then
-	if grep -q 'BPF' "$tmp/err" && ! grep -q 'Permission denied' "$tmp/err"; then
-		echo "SKIP: BPF unavailable: $(head -n 1 "$tmp/err")"
-		exit 77
-	fi
+	skip_if_no_bpf "$tmp/err"
 	echo "FAIL: edgeprof -p on a blocked server failed (exit $rc): $(head -c 500 "$tmp/err")"
 	exit 1
 fi

@@ -11,6 +11,8 @@
 # Needs root and BPF (CI=true turns a skip into a failure). Exit 0 pass, 77 skip, else fail.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/count_oracle
 
@@ -42,10 +44,7 @@ for cc in gcc clang; do
 	fi
 	"$bin" 4 >"$tmp/native" || { bad "$cc: zlib_user failed natively"; continue; }
 	if ! "$EDGEPROF" -q run --lib libz -o "$tmp/p-$cc.data" -- "$bin" 4 >"$tmp/out" 2>"$tmp/err"; then
-		if grep -q 'BPF' "$tmp/err" && ! grep -q 'Permission denied' "$tmp/err"; then
-			echo "SKIP: BPF unavailable: $(head -n 1 "$tmp/err")"
-			exit 77
-		fi
+		skip_if_no_bpf "$tmp/err"
 		bad "$cc: edgeprof run --lib libz failed: $(head -c 300 "$tmp/err")"
 		continue
 	fi

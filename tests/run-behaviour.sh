@@ -14,6 +14,8 @@
 # BPF is unavailable (CI=true turns the skip into a failure). Exit 0 pass, 77 skip, else fail.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 
 fails=0
@@ -97,27 +99,14 @@ done
 
 # The uprobe-multi links on files of $tmp, one id a line.
 links() {
-	bpftool -j link show 2>/dev/null | python3 -c '
-import json, sys
-try:
-    links = json.load(sys.stdin)
-except ValueError:
-    links = []
-for l in links or []:
-    if l.get("type") == "uprobe_multi" and l.get("path", sys.argv[1]).startswith(sys.argv[1]):
-        print(l["id"])' "$tmp/"
+	uprobe_links "$tmp/"
 }
 
 # BPF must work for root; otherwise the whole test is skipped.
 timeout -k 5 60 "$EDGEPROF" -q run -o "$tmp/probe.json" -- "$tmp/quiet" >"$tmp/out" 2>"$tmp/err" </dev/null
 rc=$?
-# EACCES ("Permission denied") from a BPF load as root is the verifier rejecting the program:
-# a failure, not a missing feature (the unprivileged case below gets EPERM).
 if [ $rc != 0 ]; then
-	if grep -q 'BPF' "$tmp/err" && ! grep -q 'Permission denied' "$tmp/err"; then
-		echo "SKIP: BPF unavailable: $(head -n 1 "$tmp/err")"
-		exit 77
-	fi
+	skip_if_no_bpf "$tmp/err"
 	echo "FAIL: edgeprof run of a trivial program failed (exit $rc): $(head -c 500 "$tmp/err")"
 	exit 1
 fi
