@@ -283,13 +283,7 @@ static int print_json(const struct profile *p, const char *binary, const struct 
 	} else {
 		json_decref(pl);
 	}
-	if (err || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6))) {
-		json_decref(o);
-		return pr_err("out of memory writing JSON");
-	}
-	putchar('\n');
-	json_decref(o);
-	return 0;
+	return jout_print(o, err);
 }
 
 int cmd_compare(int argc, char **argv)

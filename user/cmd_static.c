@@ -310,13 +310,7 @@ static int print_json(const struct cfg_program *prog, const struct static_profil
 		if (!only || &prog->funcs[i] == only)
 			jout_push(fs, func_json(prog, sp, i, &err), &err);
 	jout_set(o, "functions", fs, &err);
-	if (err || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6))) {
-		json_decref(o);
-		return pr_err("out of memory writing JSON");
-	}
-	putchar('\n');
-	json_decref(o);
-	return 0;
+	return jout_print(o, err);
 }
 
 int cmd_static(int argc, char **argv)

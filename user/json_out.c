@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "log.h"
+
 const char *jout_addr(char *buf, uint64_t addr)
 {
 	snprintf(buf, HEXLEN, "0x%" PRIx64, addr);
@@ -29,4 +31,15 @@ void jout_push(json_t *a, json_t *v, int *err)
 {
 	if (!v || json_array_append_new(a, v))
 		(*err)++;
+}
+
+int jout_print(json_t *o, int err)
+{
+	if (err || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6))) {
+		json_decref(o);
+		return pr_err("out of memory writing JSON");
+	}
+	putchar('\n');
+	json_decref(o);
+	return 0;
 }

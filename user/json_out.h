@@ -23,4 +23,9 @@ void jout_set(json_t *o, const char *key, json_t *v, int *err);
 /* Appends V (stolen) to the array A; counts a failure (V == NULL included) in *ERR. */
 void jout_push(json_t *a, json_t *v, int *err);
 
+/* Prints O on stdout, compact with reals to 6 significant digits, and a newline, and releases
+ * O. ERR is the count of failures building it (jout_set, jout_push). Returns 0, or -1 with
+ * one line reported when ERR is non-zero or O cannot be printed. */
+int jout_print(json_t *o, int err);
+
 #endif
