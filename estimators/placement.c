@@ -8,6 +8,7 @@
 #include "placement.h"
 #include "cfg/dominators.h"
 #include "cfg/loops.h"
+#include "union_find.h"
 #include "weights.h"
 
 #include <errno.h>
@@ -243,15 +244,6 @@ static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const doub
 static double pay_min(const struct edge_pay *p)
 {
 	return fmin(fmin(p->branch, p->block), fmin(p->entry, p->indirect));
-}
-
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-	while (parent[x] != x) {
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
 }
 
 struct keyed_edge {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sarkar_counters.h"
+#include "union_find.h"
 
 #define MOD 2147483647ull
 #define WORK_BOUND 200000000ull /* merged terms before giving up on exact rank */
@@ -314,15 +315,6 @@ out:
 	free(p.pin_first);
 	free(p.pin);
 	return ret;
-}
-
-static uint32_t uf_find(uint32_t *parent, uint32_t x)
-{
-	while (parent[x] != x) {
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
 }
 
 struct wedge {
