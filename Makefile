@@ -20,7 +20,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus fuzz bench clean example
+.PHONY: all deps test unit-tests check-corpus fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -105,6 +105,9 @@ fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 	scripts/run-fuzz.sh $(FUZZ_SECONDS) $^
 
 bench: all
+	bench/bench.sh
+
+bench-extra: all
 	bench/run.sh
 
 example: all

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every benchmark (bench/*-*.sh) in turn; each writes its bench/results-*.md.
-# `make bench` calls this after building. Exits non-zero if any benchmark failed.
+# Runs the other benchmarks (bench/*-*.sh: CFG recovery speed, --loop-stats overhead) in
+# turn; each writes its bench/results-*.md. `make bench-extra` calls this after building
+# (`make bench` runs the main suite, bench/bench.sh). Exits non-zero if any benchmark failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 status=0

@@ -3,9 +3,13 @@
 # source packages (`apt-get source`, into corpus/src/), each built with `gcc -O2 -g` (PIE, the
 # Debian gcc default) into ONE binary holding all of its code (objects linked directly, no
 # shared library): corpus/bin/lua5.4, corpus/bin/bzip2, corpus/bin/sqlite3.
+# --gcov: then also builds gcov variants of the same sources, by the same recipes plus
+# -fprofile-arcs (compile and link): corpus/gcov/bin/{lua5.4,bzip2,sqlite3}, objects in
+# corpus/gcov/obj/NAME/. A gcov binary writes its .gcda files next to those objects (absolute
+# paths compiled in), so runs should set GCOV_PREFIX (and GCOV_PREFIX_STRIP) to redirect them.
 # Idempotent: sources already fetched are reused and a binary whose build recipe is unchanged
 # is not rebuilt. See /work/shared/design/corpus-notes.md for why the flags are what they are.
-#   usage: scripts/corpus.sh [--quiet]
+#   usage: scripts/corpus.sh [--quiet] [--gcov]
 # On failure: one line "corpus: error: ..." on stderr and a non-zero exit.
 set -euo pipefail
 
@@ -19,15 +23,17 @@ CC=${CORPUS_CC:-gcc}
 RECIPE_VERSION=1
 
 QUIET=0
+GCOV=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet | -q) QUIET=1 ;;
+	--gcov) GCOV=1 ;;
 	-h | --help)
-		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet])" >&2
+		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov])" >&2
 		exit 2
 		;;
 	esac
@@ -44,6 +50,26 @@ for tool in "$CC" apt-get dpkg-source tclsh; do
 done
 
 mkdir -p "$SRC" "$OBJ" "$BIN"
+
+# variant normal|gcov: selects the output variant that the build_* functions below build.
+#   VOBJ, VBIN: where objects (NAME/ subdirectories, with the stamp) and binaries go;
+#   VFLAGS: extra gcc flags, added to every compile and link of the variant's recipe;
+#   VKEY: appended to the recipe key in the stamp (empty for the normal builds);
+#   VDESC: prefix of the variant's names in messages.
+# The normal variant's recipes, keys and paths are the plain ones (corpus/obj, corpus/bin).
+variant() {
+	case "$1" in
+	normal)
+		VOBJ=$OBJ VBIN=$BIN VFLAGS=() VKEY='' VDESC=''
+		;;
+	gcov)
+		VOBJ=$CORPUS/gcov/obj VBIN=$CORPUS/gcov/bin VFLAGS=(-fprofile-arcs) VDESC='gcov '
+		VKEY=" gcov ${VFLAGS[*]}"
+		;;
+	*) die "unknown variant '$1'" ;;
+	esac
+	mkdir -p "$VOBJ" "$VBIN"
+}
 
 # fetch PKG: sets SRCDIR to the unpacked, patched source tree of Debian source package PKG.
 # A marker file records a completed `apt-get source` so an interrupted one is redone.
@@ -80,9 +106,9 @@ debversion() {
 	echo "$v"
 }
 
-# up_to_date NAME KEY: true if corpus/bin/NAME exists and was built by the recipe KEY.
+# up_to_date NAME KEY: true if the variant's bin/NAME exists and was built by the recipe KEY.
 up_to_date() {
-	[ -x "$BIN/$1" ] && [ -f "$OBJ/$1/stamp" ] && [ "$(cat "$OBJ/$1/stamp")" = "$2" ]
+	[ -x "$VBIN/$1" ] && [ -f "$VOBJ/$1/stamp" ] && [ "$(cat "$VOBJ/$1/stamp")" = "$2" ]
 }
 
 # run NAME LOG CMD...: runs CMD with output appended to LOG; dies with one line on failure.
@@ -93,11 +119,12 @@ run() {
 	"$@" >>"$blog" 2>&1 || die "building $name failed: '$1' exited non-zero (see $blog)"
 }
 
-# finish NAME KEY BUILT: installs the freshly linked binary and records its recipe.
+# finish NAME KEY BUILT: installs the freshly linked binary (in the variant's bin/) and records
+# its recipe.
 finish() {
-	mv -f "$3" "$BIN/$1"
-	printf '%s' "$2" >"$OBJ/$1/stamp"
-	log "built $BIN/$1"
+	mv -f "$3" "$VBIN/$1"
+	printf '%s' "$2" >"$VOBJ/$1/stamp"
+	log "built $VBIN/$1"
 }
 
 # --- lua5.4 ----------------------------------------------------------------------------------
@@ -111,15 +138,15 @@ LUA_CFLAGS=(-O2 -g -std=gnu99 -Wall -fno-pie -DLUA_COMPAT_5_3 -DLUA_USE_LINUX
 LUA_LIBS=(-no-pie -lm -ldl)
 build_lua() {
 	fetch lua5.4
-	local s=$SRCDIR o=$OBJ/lua5.4
+	local s=$SRCDIR o=$VOBJ/lua5.4 n=${VDESC}lua5.4
 	local ver key
 	ver=$(debversion "$s")
-	key="v$RECIPE_VERSION lua5.4 $ver $CC ${LUA_CFLAGS[*]} ${LUA_LIBS[*]}"
+	key="v$RECIPE_VERSION lua5.4 $ver $CC ${LUA_CFLAGS[*]} ${LUA_LIBS[*]}$VKEY"
 	if up_to_date lua5.4 "$key"; then
-		log "lua5.4 up to date ($BIN/lua5.4)"
+		log "$n up to date ($VBIN/lua5.4)"
 		return 0
 	fi
-	log "building lua5.4 $ver"
+	log "building $n $ver"
 	rm -rf "$o" && mkdir -p "$o"
 	local blog=$o/build.log
 	# debian/rules generates this header (the multiarch triplet for module paths).
@@ -128,10 +155,10 @@ build_lua() {
 	local f objs=()
 	for f in "$s"/src/*.c; do
 		case "$(basename "$f")" in luac.c) continue ;; esac
-		run lua5.4 "$blog" "$CC" "${LUA_CFLAGS[@]}" -I"$o" -I"$s/src" -c "$f" -o "$o/$(basename "${f%.c}").o"
+		run "$n" "$blog" "$CC" "${LUA_CFLAGS[@]}" "${VFLAGS[@]}" -I"$o" -I"$s/src" -c "$f" -o "$o/$(basename "${f%.c}").o"
 		objs+=("$o/$(basename "${f%.c}").o")
 	done
-	run lua5.4 "$blog" "$CC" -O2 -g "${objs[@]}" -o "$o/lua5.4" "${LUA_LIBS[@]}"
+	run "$n" "$blog" "$CC" -O2 -g "${VFLAGS[@]}" "${objs[@]}" -o "$o/lua5.4" "${LUA_LIBS[@]}"
 	finish lua5.4 "$key" "$o/lua5.4"
 }
 
@@ -142,22 +169,22 @@ BZ_CFLAGS=(-O2 -g -Wall -Winline -D_FILE_OFFSET_BITS=64)
 BZ_SRCS=(blocksort huffman crctable randtable compress decompress bzlib bzip2)
 build_bzip2() {
 	fetch bzip2
-	local s=$SRCDIR o=$OBJ/bzip2
+	local s=$SRCDIR o=$VOBJ/bzip2 n=${VDESC}bzip2
 	local ver key
 	ver=$(debversion "$s")
-	key="v$RECIPE_VERSION bzip2 $ver $CC ${BZ_CFLAGS[*]} ${BZ_SRCS[*]}"
+	key="v$RECIPE_VERSION bzip2 $ver $CC ${BZ_CFLAGS[*]} ${BZ_SRCS[*]}$VKEY"
 	if up_to_date bzip2 "$key"; then
-		log "bzip2 up to date ($BIN/bzip2)"
+		log "$n up to date ($VBIN/bzip2)"
 		return 0
 	fi
-	log "building bzip2 $ver"
+	log "building $n $ver"
 	rm -rf "$o" && mkdir -p "$o"
 	local blog=$o/build.log f objs=()
 	for f in "${BZ_SRCS[@]}"; do
-		run bzip2 "$blog" "$CC" "${BZ_CFLAGS[@]}" -I"$s" -c "$s/$f.c" -o "$o/$f.o"
+		run "$n" "$blog" "$CC" "${BZ_CFLAGS[@]}" "${VFLAGS[@]}" -I"$s" -c "$s/$f.c" -o "$o/$f.o"
 		objs+=("$o/$f.o")
 	done
-	run bzip2 "$blog" "$CC" -O2 -g "${objs[@]}" -o "$o/bzip2"
+	run "$n" "$blog" "$CC" -O2 -g "${VFLAGS[@]}" "${objs[@]}" -o "$o/bzip2"
 	finish bzip2 "$key" "$o/bzip2"
 }
 
@@ -167,6 +194,8 @@ build_bzip2() {
 # shell.c (this needs tclsh, and lemon/mkkeywordhash built with the host gcc); those two files
 # are then compiled with Debian's feature options (debian/rules CFLAGS), except that
 # SQLITE_THREADSAFE=0: the shell is single threaded and the mutex layer only adds indirect calls.
+# The amalgamation is generated once, in corpus/obj/sqlite3/gen, by the normal build; the gcov
+# variant compiles those same two files (it regenerates them there only if they are missing).
 SQ_CONFIGURE=(--enable-fts4 --enable-fts5 --enable-json --disable-tcl --disable-readline
 	--disable-editline)
 SQ_CFLAGS=(-O2 -g -fno-strict-aliasing -DSQLITE_THREADSAFE=0
@@ -181,34 +210,68 @@ SQ_CFLAGS=(-O2 -g -fno-strict-aliasing -DSQLITE_THREADSAFE=0
 SQ_LIBS=(-ldl -lm)
 build_sqlite3() {
 	fetch sqlite3
-	local s=$SRCDIR o=$OBJ/sqlite3
+	local s=$SRCDIR o=$VOBJ/sqlite3 n=${VDESC}sqlite3 gen=$OBJ/sqlite3/gen
 	local ver key
 	ver=$(debversion "$s")
-	key="v$RECIPE_VERSION sqlite3 $ver $CC ${SQ_CONFIGURE[*]} ${SQ_CFLAGS[*]} ${SQ_LIBS[*]}"
+	key="v$RECIPE_VERSION sqlite3 $ver $CC ${SQ_CONFIGURE[*]} ${SQ_CFLAGS[*]} ${SQ_LIBS[*]}$VKEY"
 	if up_to_date sqlite3 "$key"; then
-		log "sqlite3 up to date ($BIN/sqlite3)"
+		log "$n up to date ($VBIN/sqlite3)"
 		return 0
 	fi
-	log "building sqlite3 $ver (generating the amalgamation, then ~40 s of gcc)"
-	rm -rf "$o" && mkdir -p "$o/gen"
 	local blog=$o/build.log
-	# Out-of-tree configure so that the fetched tree stays pristine.
-	run sqlite3 "$blog" env -C "$o/gen" "$s/configure" "${SQ_CONFIGURE[@]}"
-	run sqlite3 "$blog" make -C "$o/gen" sqlite3.c shell.c
-	{ [ -s "$o/gen/sqlite3.c" ] && [ -s "$o/gen/shell.c" ]; } || die "building sqlite3 failed: no sqlite3.c/shell.c generated (see $blog)"
-	run sqlite3 "$blog" "$CC" "${SQ_CFLAGS[@]}" -I"$o/gen" -c "$o/gen/sqlite3.c" -o "$o/sqlite3.o"
-	run sqlite3 "$blog" "$CC" "${SQ_CFLAGS[@]}" -I"$o/gen" -c "$o/gen/shell.c" -o "$o/shell.o"
-	run sqlite3 "$blog" "$CC" -O2 -g "$o/shell.o" "$o/sqlite3.o" -o "$o/sqlite3" "${SQ_LIBS[@]}"
+	if [ "$o" = "$OBJ/sqlite3" ]; then
+		log "building $n $ver (generating the amalgamation, then ~40 s of gcc)"
+		rm -rf "$o" && mkdir -p "$gen"
+	else
+		log "building $n $ver (compiling the amalgamation of $gen)"
+		rm -rf "$o" && mkdir -p "$o"
+	fi
+	if ! { [ -s "$gen/sqlite3.c" ] && [ -s "$gen/shell.c" ]; }; then
+		rm -rf "$gen" && mkdir -p "$gen"
+		# Out-of-tree configure so that the fetched tree stays pristine.
+		run "$n" "$blog" env -C "$gen" "$s/configure" "${SQ_CONFIGURE[@]}"
+		run "$n" "$blog" make -C "$gen" sqlite3.c shell.c
+		{ [ -s "$gen/sqlite3.c" ] && [ -s "$gen/shell.c" ]; } || die "building $n failed: no sqlite3.c/shell.c generated (see $blog)"
+	fi
+	run "$n" "$blog" "$CC" "${SQ_CFLAGS[@]}" "${VFLAGS[@]}" -I"$gen" -c "$gen/sqlite3.c" -o "$o/sqlite3.o"
+	run "$n" "$blog" "$CC" "${SQ_CFLAGS[@]}" "${VFLAGS[@]}" -I"$gen" -c "$gen/shell.c" -o "$o/shell.o"
+	run "$n" "$blog" "$CC" -O2 -g "${VFLAGS[@]}" "$o/shell.o" "$o/sqlite3.o" -o "$o/sqlite3" "${SQ_LIBS[@]}"
 	finish sqlite3 "$key" "$o/sqlite3"
 }
 
+# check_runs DIR: dies unless DIR/lua5.4, DIR/bzip2 and DIR/sqlite3 run.
+# A binary that cannot run is a failed build, whatever gcc said.
+check_runs() {
+	local d=$1
+	echo 'os.exit(0)' | "$d/lua5.4" - || die "$d/lua5.4 does not run"
+	echo x | "$d/bzip2" -c | "$d/bzip2" -dc >/dev/null || die "$d/bzip2 does not run"
+	"$d/sqlite3" -batch -init /dev/null :memory: 'select 1;' >/dev/null 2>&1 || die "$d/sqlite3 does not run"
+}
+
+variant normal
 build_lua
 build_bzip2
 build_sqlite3
-
-# A binary that cannot run is a failed build, whatever gcc said.
-echo 'os.exit(0)' | "$BIN/lua5.4" - || die "$BIN/lua5.4 does not run"
-echo x | "$BIN/bzip2" -c | "$BIN/bzip2" -dc >/dev/null || die "$BIN/bzip2 does not run"
-"$BIN/sqlite3" -batch -init /dev/null :memory: 'select 1;' >/dev/null 2>&1 || die "$BIN/sqlite3 does not run"
-
+check_runs "$BIN"
 echo "corpus: binaries: $BIN/lua5.4 $BIN/bzip2 $BIN/sqlite3"
+
+if [ "$GCOV" = 1 ]; then
+	variant gcov
+	build_lua
+	build_bzip2
+	build_sqlite3
+	# Each gcov binary must run and write .gcda files, here under a temporary GCOV_PREFIX (so
+	# none lands in corpus/gcov/obj): proof that it is instrumented.
+	GCOV_TMP=$(mktemp -d "${TMPDIR:-/tmp}/corpus-gcov.XXXXXX")
+	trap 'rm -rf "$GCOV_TMP"' EXIT
+	export GCOV_PREFIX=$GCOV_TMP GCOV_PREFIX_STRIP=0
+	check_runs "$VBIN"
+	for name in lua5.4 bzip2 sqlite3; do
+		[ -n "$(find "$GCOV_TMP" -path "*$VOBJ/$name/*.gcda" -print -quit)" ] ||
+			die "$VBIN/$name wrote no .gcda file (is it built with -fprofile-arcs?)"
+	done
+	unset GCOV_PREFIX GCOV_PREFIX_STRIP
+	rm -rf "$GCOV_TMP"
+	trap - EXIT
+	echo "corpus: gcov binaries: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
+fi

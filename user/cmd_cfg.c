@@ -12,6 +12,7 @@
 
 #include "builtin.h"
 #include "cfg_report.h"
+#include "clock.h"
 #include "log.h"
 
 #include "cfg/callgraph.h"
@@ -55,14 +56,6 @@ static void cfg_usage(FILE *out)
 		"\n"
 		"Addresses are ELF virtual addresses. Exit status: 0 success, 1 bad input,\n"
 		"2 bad command line.\n");
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Parses the command line into O. Returns -1 to go on, else the exit status to return. */
@@ -258,12 +251,12 @@ int cmd_cfg(int argc, char **argv)
 	if (err >= 0)
 		return err;
 
-	t0 = now();
+	t0 = now_seconds();
 	if (elf_image__open(&img, o.binary)) {
 		pr_lib_err(o.binary, "cannot open");
 		goto out;
 	}
-	tm.load = now() - t0;
+	tm.load = now_seconds() - t0;
 	pr_info("'%s': %zu sections, %zu segments, build-id %s", o.binary, img.nsecs,
 		img.nsegs, img.build_id[0] ? img.build_id : "none");
 
@@ -289,10 +282,10 @@ int cmd_cfg(int argc, char **argv)
 		pr_err("'%s': out of memory", o.binary);
 		goto out;
 	}
-	t0 = now();
+	t0 = now_seconds();
 	if (analyze(&prog, info, !f || o.stats, f))
 		goto out;
-	tm.analyze = now() - t0;
+	tm.analyze = now_seconds() - t0;
 	prog.stats.t_analyze = tm.analyze;
 	if (f && !o.json && !o.dot && f->nblocks) {
 		if (cfg_postdom__compute(&pdom, f)) {
@@ -317,7 +310,7 @@ int cmd_cfg(int argc, char **argv)
 	}
 
 	tot = totals_of(&prog, info);
-	t0 = now();
+	t0 = now_seconds();
 	if (o.json) {
 		json_t *extra = NULL;
 
@@ -339,7 +332,7 @@ int cmd_cfg(int argc, char **argv)
 	} else {
 		err = 0;
 	}
-	tm.output = now() - t0;
+	tm.output = now_seconds() - t0;
 	if (err == -ENOMEM) {
 		pr_err("'%s': out of memory writing the report", o.binary);
 		goto out;

@@ -42,7 +42,8 @@ static const char compare_usage[] =
 	"    edge it predicted was taken (its hit rate), beside the paper's Table 1;\n"
 	"  - placement: the trap cost (executions x site cost) of the profile's own probes, and\n"
 	"    of the probes placement would choose with the default (Ball-Larus), the static and\n"
-	"    the exact (this profile's counts: Exact-Max) weights, all on the true counts.\n"
+	"    the exact (this profile's counts: Exact-Max) weights, and of the naive placement\n"
+	"    (a probe on every block), all on the true counts.\n"
 	"\n"
 	"  PROFILE        the profile (default ./" PROFILE_DEFAULT_PATH ")\n"
 	"  BINARY         the profiled binary (default: the path recorded in the profile);\n"
@@ -101,14 +102,14 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 	return -1;
 }
 
-/* The five placements compared. */
-enum { PC_RECORDED, PC_SITES, PC_DEFAULT, PC_STATIC, PC_EXACT, PC_COUNT };
+/* The six placements compared. */
+enum { PC_RECORDED, PC_SITES, PC_DEFAULT, PC_STATIC, PC_EXACT, PC_NAIVE, PC_COUNT };
 static const char *const pc_names[PC_COUNT] = { "recorded", "profile_sites", "default",
-						"static", "exact" };
+						"static", "exact", "naive" };
 static const char *const pc_titles[PC_COUNT] = {
 	"as recorded (profile's est_trap_ns)", "profile's sites on true counts",
 	"default weights (Ball-Larus)", "static weights (Wu-Larus)",
-	"Exact-Max (this profile's counts)",
+	"Exact-Max (this profile's counts)", "naive (a probe on every block)",
 };
 
 struct results {
@@ -340,13 +341,16 @@ int cmd_compare(int argc, char **argv)
 		r->pc[PC_RECORDED].hits = p.hits;
 		r->pc[PC_RECORDED].nsites = p.nsites;
 		static_eval__profile_cost(&p, &prog, &dp, &r->pc[PC_SITES]);
-		if (static_eval__plan_cost(&prog, &dp, &p.costs, NULL, NULL, &r->pc[PC_DEFAULT]) ||
-		    static_eval__plan_cost(&prog, &dp, &p.costs, static_eval__weights, &sp,
-					   &r->pc[PC_STATIC]))
+		if (static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs, NULL, NULL,
+					   &r->pc[PC_DEFAULT]) ||
+		    static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs,
+					   static_eval__weights, &sp, &r->pc[PC_STATIC]) ||
+		    static_eval__plan_cost(&prog, &dp, PLACEMENT_NAIVE, &p.costs, NULL, NULL,
+					   &r->pc[PC_NAIVE]))
 			goto out;
 		if (run_weights__load(&rw, o.profile, &img, &prog) ||
-		    static_eval__plan_cost(&prog, &dp, &p.costs, run_weights__get, &rw,
-					   &r->pc[PC_EXACT]))
+		    static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs, run_weights__get,
+					   &rw, &r->pc[PC_EXACT]))
 			goto out;
 		r->have_pc = true;
 	}

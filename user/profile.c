@@ -238,6 +238,7 @@ static void write_header(struct writer *w)
 		     &err);
 		jout_set(run, "seconds", json_real(isfinite(in->seconds) && in->seconds > 0 ?
 					       in->seconds : 0.0), &err);
+		jout_set(run, "analysis_s", json_real(in->analysis_s), &err);
 		jout_set(run, "processes", json_integer(in->nprocesses), &err);
 		jout_set(run, "threads", json_integer(in->nthreads), &err);
 		jout_set(run, "unwind_failures", json_integer(in->unwind_failures), &err);

@@ -14,6 +14,7 @@
  *   "run": {"argv": [STR...], "wait_status": INT (0..0xffff),
  *           "exit_code": INT | null, "signal": INT | null,      (derived, informative)
  *           "seconds": NUM, "processes": INT, "threads": INT,
+ *           "analysis_s": NUM,      (CFG recovery and placement, all objects; optional)
  *           "unwind_failures": INT, "virtual_edges": INT,
  *           "mode": "run" | "attach",                             (optional, "run")
  *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM}, (with "attach")
@@ -133,6 +134,7 @@ struct profile_input {
 	const char *mode;                    /* "run" (NULL) or "attach" (a running process) */
 	int pid;                             /* attach: the process */
 	double held_attach, held_detach;     /* attach: seconds it was stopped */
+	double analysis_s;                   /* seconds spent on CFG recovery and placement */
 	const struct virtual_edge *ve;       /* those edges, sorted by function (may be NULL) */
 	const struct profile_input *libs;    /* shared libraries profiled with it (--lib) */
 	size_t nlibs;

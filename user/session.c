@@ -12,6 +12,7 @@
 #include "bpf/edgeprof.h"
 #include "builtin.h"
 #include "calibration.h"
+#include "clock.h"
 #include "cfg/error.h"
 #include "cfg/srcline.h"
 #include "estimators/frames.h"
@@ -177,6 +178,7 @@ int session__prepare(struct session *s, const char *binary, const struct session
 {
 	struct placement_options popt = { .mode = o->mode };
 	uint64_t total = 0, ordinals = 0;
+	double t0 = now_seconds();
 
 	if (o->nlibs > TRACER_MAX_OBJECTS - 1)
 		return pr_err("at most %d libraries can be profiled at once", TRACER_MAX_OBJECTS - 1);
@@ -230,6 +232,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 					 s->objs[0].prog.funcs[s->loops.loops[l].func].name,
 					 s->loops.loops[l].skip);
 	}
+	s->analysis_s = now_seconds() - t0;
+	pr_info("analysis (CFGs and probe plans) took %.3f s", s->analysis_s);
 	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
 	probes__bind_pid(s->probes, o->bound_pid);
@@ -666,7 +670,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.nprocesses = tr->nprocesses, .nthreads = tr->nthreads,
 			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
 			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
-			.held_detach = info->held_detach,
+			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
 		};
 	}
 	if (s->loop_stats) {

@@ -62,6 +62,7 @@ struct session {
 	const char *lib_ids[TRACER_MAX_OBJECTS]; /* build-ids of objs[1..] for the tracer */
 	bool loop_stats;       /* the binary's loops are probed for trip counts */
 	struct loop_probe_plan loops; /* their plan (objs[0]) */
+	double analysis_s;     /* seconds session__prepare spent on CFGs and plans */
 };
 
 /* What session__finish writes besides the counts. */

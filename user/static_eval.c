@@ -316,10 +316,10 @@ static uint64_t site_execs(const struct cfg_program *prog, const struct dyn_prof
 }
 
 int static_eval__plan_cost(const struct cfg_program *prog, const struct dyn_profile *dp,
-			   const struct site_costs *costs, placement_weights_fn fn, void *ctx,
-			   struct plan_cost *out)
+			   enum placement_mode mode, const struct site_costs *costs,
+			   placement_weights_fn fn, void *ctx, struct plan_cost *out)
 {
-	struct placement_options opt = { .mode = PLACEMENT_CHORDS, .costs = *costs,
+	struct placement_options opt = { .mode = mode, .costs = *costs,
 					 .weights = fn, .weights_ctx = ctx };
 	struct placement pl;
 

@@ -91,12 +91,12 @@ struct plan_cost {
 	double est_cost; /* the plan's own estimate (placement.est_cost) */
 };
 
-/* Plans the probes of PROG with COSTS and weights FN/CTX (NULL: Ball-Larus heuristic) and
- * prices the plan on DP's counts (a site executes as often as its block). Returns 0 or -1
- * (out of memory, reported). */
+/* Plans the probes of PROG in MODE (PLACEMENT_CHORDS or PLACEMENT_NAIVE) with COSTS and
+ * weights FN/CTX (NULL: Ball-Larus heuristic; chords only) and prices the plan on DP's counts
+ * (a site executes as often as its block). Returns 0 or -1 (out of memory, reported). */
 int static_eval__plan_cost(const struct cfg_program *prog, const struct dyn_profile *dp,
-			   const struct site_costs *costs, placement_weights_fn fn, void *ctx,
-			   struct plan_cost *out);
+			   enum placement_mode mode, const struct site_costs *costs,
+			   placement_weights_fn fn, void *ctx, struct plan_cost *out);
 
 /* Prices the sites the profile P actually used on DP's counts (the same way). */
 void static_eval__profile_cost(const struct profile *p, const struct cfg_program *prog,

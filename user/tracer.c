@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bpf/edgeprof.h"
+#include "clock.h"
 #include "log.h"
 #include "proc_maps.h"
 
@@ -119,14 +120,6 @@ void tracer_result__release(struct tracer_result *res)
 		return;
 	free(res->events);
 	memset(res, 0, sizeof(*res));
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void note_oom(struct tracer *t)

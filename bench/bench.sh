@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# The benchmark suite (`make bench`): what profiling costs on real programs, side by side in
+# one run. For each program (edgeprof's test programs and the corpus built from Debian source
+# packages by scripts/corpus.sh: lua5.4, bzip2, sqlite3), interleaved repetitions
+# (native chords callgrind gcov naive native chords ...), medians of wall-clock seconds:
+#   native     the program as built (-O2 -g)
+#   chords     `edgeprof run` (default placement: counters on spanning-tree chords)
+#   callgrind  `valgrind --tool=callgrind`
+#   gcov       the same source built with -fprofile-arcs (writing its .gcda files included)
+#   naive      `edgeprof run --placement naive` (a probe on every block), stopped after
+#              NAIVE_TIMEOUT s: its time is then a lower bound
+# and, from the first chords profile (`edgeprof compare --json` prices placements on that
+# run's true counts): sites attached and hit, probe hits, estimated trap time (hits x the
+# calibrated cost of each site's class), the analysis time (CFG recovery + placement, the
+# profile's run.analysis_s), the naive placement's hits and trap time, and the oracle's:
+# Exact-Max, the chords placement planned with this very run's counts as weights. Ratios:
+# slowdown vs native, edgeprof vs callgrind, trap vs oracle, naive vs edgeprof; the issue's
+# goals checked per program, and where the trap time goes (site classes, functions).
+# Prints the table and writes bench/results.md and bench/results.json. A missing tool or
+# program gives "missing" in its cells; the run still ends with the rest of the figures.
+#
+# Environment:
+#   REPS (5)             repetitions of native and gcov
+#   REPS_SLOW (2)        repetitions of chords and callgrind
+#   NAIVE_TIMEOUT (60)   seconds before a naive run is stopped (one run once it times out)
+#   CHORDS_TIMEOUT (1800), CALLGRIND_TIMEOUT (600)  a stopped run is reported as a timeout
+#   TEST_PROGRAMS (loops switch recursion callbacks)  tests/programs/NAME.c, run with a
+#                        rounds argument (TEST_ROUNDS_NAME, see below)
+#   TEST_SCALE (1)       multiplies the test programs' rounds (1: ~0.05 s natively each)
+#   CORPUS_PROGRAMS (lua5.4 bzip2 sqlite3)  corpus workloads (also: bzip2-d), "bench" size
+#                        of scripts/workloads/workloads.sh (~0.5-2 s natively)
+#   CORPUS_KIND (bench)  or "check" (the smaller sizes, for a quick trial of this script)
+#   CALIBRATE (auto)     auto: the user's saved site costs (edgeprof calibrate) if any, else
+#                        calibrate privately for this run; 1: always privately; 0: never
+#   OUT (bench/results)  writes OUT.md and OUT.json
+#   VALGRIND (valgrind)  the valgrind command (a name not found: the callgrind column is missing)
+# Binaries run from private copies (build/bench/bin): uprobes are per inode, so another
+# session's probes on corpus/bin/* would otherwise fire in these runs too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+EDGEPROF_SRC=${EDGEPROF:-build/edgeprof}
+REPS=${REPS:-5}
+REPS_SLOW=${REPS_SLOW:-2}
+NAIVE_TIMEOUT=${NAIVE_TIMEOUT:-60}
+CHORDS_TIMEOUT=${CHORDS_TIMEOUT:-1800}
+CALLGRIND_TIMEOUT=${CALLGRIND_TIMEOUT:-600}
+CALIBRATE=${CALIBRATE:-auto}
+CORPUS_KIND=${CORPUS_KIND:-bench}
+TEST_SCALE=${TEST_SCALE:-1}
+OUT=${OUT:-bench/results}
+WORK=$ROOT/build/bench
+read -r -a TEST_PROGRAMS <<<"${TEST_PROGRAMS-loops switch recursion callbacks}"
+read -r -a CORPUS <<<"${CORPUS_PROGRAMS-lua5.4 bzip2 sqlite3}"
+# Rounds of each test program's main loop: ~0.05 s natively here. A tenth of the corpus's
+# time: these are the densest code edgeprof meets (a probe hit every few instructions), so a
+# 0.5 s run takes over 10 minutes under edgeprof; TEST_SCALE=10 gives the 0.5 s runs.
+declare -A TEST_ROUNDS=([loops]=8000 [switch]=80000 [recursion]=20000 [callbacks]=70000)
+
+log() { echo "bench: $*" >&2; }
+[ -x "$EDGEPROF_SRC" ] || { log "$EDGEPROF_SRC not found (make)"; exit 1; }
+command -v python3 >/dev/null || { log "python3 not found"; exit 1; }
+rm -rf "$WORK"
+mkdir -p "$WORK/bin" "$WORK/gcov-bin" "$WORK/runs" "$WORK/gcda"
+cp "$EDGEPROF_SRC" "$WORK/edgeprof"
+EP=$WORK/edgeprof
+TIMES=$WORK/times.tsv    # program column rep seconds status(ok|timeout|failed) rc
+PROGS=$WORK/programs.tsv # program group gcov-binary|- argv... (tab separated)
+: >"$TIMES"
+: >"$PROGS"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+others=$(pgrep -c -x edgeprof || true)
+# The commit measured (taken now: the tree may move on during a long run).
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- user cfg estimators bpf 2>/dev/null ||
+	commit="$commit (with uncommitted changes to the profiler)"
+
+# --- site costs -------------------------------------------------------------------------
+user_costs=${XDG_CACHE_HOME:-$HOME/.cache}/edgeprof/site-costs.json
+EP_ENV=()
+if [ "$CALIBRATE" = 1 ] || { [ "$CALIBRATE" = auto ] && [ ! -s "$user_costs" ]; }; then
+	log "calibrating probe costs into a private cache ($WORK/cache)"
+	mkdir -p "$WORK/cache"
+	if XDG_CACHE_HOME=$WORK/cache "$EP" -q calibrate >"$WORK/calibrate.out" 2>&1; then
+		EP_ENV=(env "XDG_CACHE_HOME=$WORK/cache")
+	else
+		log "calibration failed, using default costs: $(tail -1 "$WORK/calibrate.out")"
+	fi
+fi
+
+# --- programs -----------------------------------------------------------------------------
+# add_prog NAME GROUP GCOV-BINARY|- ARGV...: registers a program (argv[0] a private copy).
+add_prog() {
+	local name=$1 group=$2 gcov=$3
+	shift 3
+	(IFS=$'\t'; echo "$name"$'\t'"$group"$'\t'"$gcov"$'\t'"$*") >>"$PROGS"
+}
+for p in "${TEST_PROGRAMS[@]}"; do
+	src=tests/programs/$p.c
+	rounds=${TEST_ROUNDS[$p]:-}
+	if [ -z "$rounds" ] || [ ! -e "$src" ] ||
+		! gcc -O2 -g -o "$WORK/bin/$p" "$src" 2>"$WORK/bin/$p.log"; then
+		log "$p: missing, without a rounds count here, or does not build"
+		add_prog "$p" missing -
+		continue
+	fi
+	rounds=$(awk -v r="$rounds" -v s="$TEST_SCALE" 'BEGIN { printf "%d", r * s + 0.5 }')
+	gc=-
+	if gcc -O2 -g -fprofile-arcs -o "$WORK/gcov-bin/$p" "$src" 2>>"$WORK/bin/$p.log"; then
+		gc=$WORK/gcov-bin/$p
+	fi
+	add_prog "$p" test "$gc" "$WORK/bin/$p" "$rounds"
+done
+
+corpus_ok=1
+# shellcheck source=bench/corpus-env.sh
+source bench/corpus-env.sh || corpus_ok=0
+gcov_corpus=0
+if [ "$corpus_ok" = 1 ]; then
+	if scripts/corpus.sh --quiet --gcov >"$WORK/corpus-gcov.log" 2>&1; then
+		gcov_corpus=1
+	else
+		log "the corpus's gcov builds failed: $(tail -1 "$WORK/corpus-gcov.log")"
+	fi
+	for c in "${CORPUS[@]}"; do
+		if ! corpus_workload "$c" "$CORPUS_KIND" >/dev/null || [ ! -x "$CORPUS_WL_BIN" ]; then
+			log "$c: corpus binary or workload missing"
+			add_prog "$c" missing -
+			continue
+		fi
+		b=$(basename "$CORPUS_WL_BIN")
+		cp "$CORPUS_WL_BIN" "$WORK/bin/$c"
+		gc=-
+		if [ "$gcov_corpus" = 1 ] && [ -x "corpus/gcov/bin/$b" ]; then
+			cp "corpus/gcov/bin/$b" "$WORK/gcov-bin/$c"
+			gc=$WORK/gcov-bin/$c
+		fi
+		add_prog "$c" corpus "$gc" "$WORK/bin/$c" "${CORPUS_WL_CMD[@]:1}"
+	done
+else
+	for c in "${CORPUS[@]}"; do add_prog "$c" missing -; done
+fi
+
+VALGRIND=${VALGRIND:-valgrind}
+have_valgrind=0
+command -v "$VALGRIND" >/dev/null && have_valgrind=1
+
+# --- running ------------------------------------------------------------------------------
+# timed PROGRAM COLUMN REP LIMIT CMD...: runs CMD (stdin /dev/null, stdout and stderr to
+# files under runs/), stopped after LIMIT s with SIGTERM (edgeprof forwards it to the program
+# and writes what it has) then SIGKILL 30 s later; appends a line to times.tsv.
+timed() {
+	local prog=$1 col=$2 rep=$3 limit=$4 t0 t1 rc=0 status=ok
+	shift 4
+	local base=$WORK/runs/$prog.$col.$rep
+	t0=$(date +%s%N)
+	timeout -k 30 "$limit" "$@" </dev/null >"$base.out" 2>"$base.err" || rc=$?
+	t1=$(date +%s%N)
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status=timeout; fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$col" "$rep" \
+		"$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.4f", n / 1e9 }')" "$status" "$rc" >>"$TIMES"
+	log "$prog $col #$rep: $(tail -1 "$TIMES" | cut -f4) s ($status, rc $rc)"
+}
+last_ok() { [ "$(tail -1 "$TIMES" | cut -f5)" = ok ]; }
+
+while IFS=$'\t' read -r -a row; do
+	prog=${row[0]} group=${row[1]} gcov=${row[2]}
+	[ "$group" = missing ] && continue
+	cmd=("${row[@]:3}")
+	# Warm-up, untimed: page cache, and the native output the others are compared with.
+	"${cmd[@]}" </dev/null >"$WORK/runs/$prog.native.ref" 2>/dev/null || true
+	rounds=$((REPS > REPS_SLOW ? REPS : REPS_SLOW))
+	declare -A dead=()
+	for ((i = 1; i <= rounds; i++)); do
+		((i <= REPS)) && timed "$prog" native "$i" 600 "${cmd[@]}"
+		if ((i <= REPS_SLOW)) && [ -z "${dead[chords]:-}" ]; then
+			timed "$prog" chords "$i" "$CHORDS_TIMEOUT" "${EP_ENV[@]}" "$EP" -q run \
+				-o "$WORK/runs/$prog.chords.$i.prof" -- "${cmd[@]}"
+			last_ok || dead[chords]=1
+		fi
+		if ((i <= REPS_SLOW)) && [ "$have_valgrind" = 1 ] && [ -z "${dead[callgrind]:-}" ]; then
+			timed "$prog" callgrind "$i" "$CALLGRIND_TIMEOUT" "$VALGRIND" --tool=callgrind \
+				"--callgrind-out-file=$WORK/runs/$prog.callgrind.$i.cg" "${cmd[@]}"
+			last_ok || dead[callgrind]=1
+			rm -f "$WORK/runs/$prog.callgrind.$i.cg"
+		fi
+		if ((i <= REPS)) && [ "$gcov" != - ]; then
+			# A fresh .gcda tree per run: no merging with an earlier run's counts.
+			rm -rf "$WORK/gcda/$prog"
+			timed "$prog" gcov "$i" 600 env "GCOV_PREFIX=$WORK/gcda/$prog" "$gcov" "${cmd[@]:1}"
+		fi
+		if ((i <= REPS_SLOW)) && [ -z "${dead[naive]:-}" ]; then
+			timed "$prog" naive "$i" "$NAIVE_TIMEOUT" "${EP_ENV[@]}" "$EP" -q run \
+				--placement naive -o "$WORK/runs/$prog.naive.$i.prof" -- "${cmd[@]}"
+			last_ok || dead[naive]=1
+		fi
+	done
+	unset dead
+	# The placements priced on the first chords profile's true counts.
+	f=$WORK/runs/$prog.chords.1.prof
+	if [ -s "$f" ]; then
+		"$EP" -q compare --json "$f" >"$f.compare.json" 2>"$f.compare.err" ||
+			{ log "$prog: edgeprof compare failed: $(tail -1 "$f.compare.err")"; rm -f "$f.compare.json"; }
+	fi
+	gcda=$(find "$WORK/gcda/$prog" -name '*.gcda' 2>/dev/null | wc -l)
+	echo "$gcda" >"$WORK/runs/$prog.gcov.gcda-files"
+done <"$PROGS"
+
+# --- figures ------------------------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+export WORK OUT REPS REPS_SLOW CORPUS_KIND CHORDS_TIMEOUT CALLGRIND_TIMEOUT NAIVE_TIMEOUT TEST_SCALE
+M_NPROC=$(nproc) M_KERNEL=$(uname -r) M_CPU=${cpu:-unknown} M_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+M_MEM=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+M_OS=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")
+M_COMMIT=$commit M_LOAD_START=$load_start M_OTHERS=$others
+M_VALGRIND=$( ((have_valgrind)) && "$VALGRIND" --version || echo missing)
+M_GCC=$(gcc -dumpfullversion 2>/dev/null || echo unknown)
+M_LIBBPF=$(dpkg-query -W -f '${Version}' libbpf1 2>/dev/null || echo unknown)
+M_LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ ${#EP_ENV[@]} -gt 0 ]; then
+	M_CALIB="measured by edgeprof calibrate for this run"
+elif [ -s "$user_costs" ]; then
+	M_CALIB="the user's saved calibration ($user_costs)"
+else
+	M_CALIB="built-in defaults (calibration failed)"
+fi
+export M_NPROC M_KERNEL M_CPU M_DATE M_MEM M_OS M_COMMIT M_LOAD_START M_OTHERS M_VALGRIND M_GCC \
+	M_LIBBPF M_LOAD_END M_CALIB
+exec python3 bench/bench_report.py
