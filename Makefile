@@ -85,12 +85,18 @@ $(BUILD)/tests/count_oracle: tests/oracle/count_oracle.c $(BUILD)/tests/support/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson -lcapstone
 
+$(BUILD)/tests/time_oracle: tests/oracle/time_oracle.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -ljansson -lm
+
+ORACLES := $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle $(BUILD)/tests/time_oracle
+
 unit-tests: $(UNIT_BINS)
 
-test: all unit-tests $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
+test: all unit-tests $(ORACLES)
 	tests/run.sh
 
-check-corpus: all $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle
+check-corpus: all $(ORACLES)
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
 	scripts/attach-corpus.sh

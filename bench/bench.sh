@@ -34,6 +34,7 @@
 #                        calibrate privately for this run; 1: always privately; 0: never
 #   OUT (bench/results)  writes OUT.md and OUT.json
 #   VALGRIND (valgrind)  the valgrind command (a name not found: the callgrind column is missing)
+#   BENCH_WORK (build/bench)  the work directory (emptied first): binaries, runs, profiles
 # Binaries run from private copies (build/bench/bin): uprobes are per inode, so another
 # session's probes on corpus/bin/* would otherwise fire in these runs too.
 set -euo pipefail
@@ -49,7 +50,7 @@ CALIBRATE=${CALIBRATE:-auto}
 CORPUS_KIND=${CORPUS_KIND:-bench}
 TEST_SCALE=${TEST_SCALE:-1}
 OUT=${OUT:-bench/results}
-WORK=$ROOT/build/bench
+WORK=${BENCH_WORK:-$ROOT/build/bench}
 read -r -a TEST_PROGRAMS <<<"${TEST_PROGRAMS-loops switch recursion callbacks}"
 read -r -a CORPUS <<<"${CORPUS_PROGRAMS-lua5.4 bzip2 sqlite3}"
 # Rounds of each test program's main loop: ~0.05 s natively here. A tenth of the corpus's
@@ -112,10 +113,12 @@ for p in "${TEST_PROGRAMS[@]}"; do
 	add_prog "$p" test "$gc" "$WORK/bin/$p" "$rounds"
 done
 
-corpus_ok=1
-# shellcheck source=bench/corpus-env.sh
-source bench/corpus-env.sh || corpus_ok=0
+corpus_ok=0
 gcov_corpus=0
+if [ ${#CORPUS[@]} -gt 0 ]; then
+	# shellcheck source=bench/corpus-env.sh
+	source bench/corpus-env.sh && corpus_ok=1
+fi
 if [ "$corpus_ok" = 1 ]; then
 	if scripts/corpus.sh --quiet --gcov >"$WORK/corpus-gcov.log" 2>&1; then
 		gcov_corpus=1
@@ -211,7 +214,8 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 export WORK OUT REPS REPS_SLOW CORPUS_KIND CHORDS_TIMEOUT CALLGRIND_TIMEOUT NAIVE_TIMEOUT TEST_SCALE
 M_NPROC=$(nproc) M_KERNEL=$(uname -r) M_CPU=${cpu:-unknown} M_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 M_MEM=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-M_OS=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")
+M_OS=$(sed -n 's/^PRETTY_NAME="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' /etc/os-release 2>/dev/null || true)
+M_OS=${M_OS:-unknown OS}
 M_COMMIT=$commit M_LOAD_START=$load_start M_OTHERS=$others
 M_VALGRIND=$( ((have_valgrind)) && "$VALGRIND" --version || echo missing)
 M_GCC=$(gcc -dumpfullversion 2>/dev/null || echo unknown)

@@ -130,6 +130,7 @@ for p in progs:
     cmp = load(f"{W}/runs/{name}.chords.1.prof.compare.json")
     if cmp and "placement" in cmp:
         res["placements_on_true_counts"] = cmp["placement"]
+        res["oracle_gap"] = cmp.get("oracle_gap", [])
 
 # --- tables ----------------------------------------------------------------------------------
 
@@ -244,6 +245,14 @@ for r in results:
         kinds = ", ".join(f"{k} {v:.0%}" for k, v in sorted(t["by_site_kind"].items(), key=lambda kv: -kv[1]) if v >= 0.005)
         tops.append(f"{t['function']} {t['share']:.0%} ({kinds})")
     L.append(f"  Top functions by trap time (by site kind): {'; '.join(tops)}.")
+    gap = [g for g in r.get("oracle_gap", []) if g["trap_ns"] - g["exact_trap_ns"] >= 1e6][:5]
+    pc = r.get("placements_on_true_counts")
+    extra = pc["profile_sites"]["trap_ns"] - pc["exact"]["trap_ns"] if pc else 0
+    if gap and extra > 0:
+        L.append("  Where it pays more than the oracle (edgeprof / oracle trap s): "
+                 + "; ".join(f"{g['function']} {g['trap_ns'] / 1e9:.2f} / {g['exact_trap_ns'] / 1e9:.2f}"
+                             + f" ({(g['trap_ns'] - g['exact_trap_ns']) / extra:.0%} of the excess)"
+                             for g in gap) + ".")
 T["where"] = "\n".join(L)
 
 L = []

@@ -31,7 +31,7 @@ mkdir -p "$OUT" "$ROOT/build/tests"
 SELECTED=("$@")
 [ ${#SELECTED[@]} -gt 0 ] || SELECTED=("${CORPUS_WORKLOADS[@]}")
 
-gcc -O2 -g -std=gnu11 -D_GNU_SOURCE tests/oracle/time_oracle.c -o "$ORACLE" -ljansson -lm
+make -s -C "$ROOT" build/tests/time_oracle >/dev/null || { echo "sarkar-check: cannot build $ORACLE" >&2; exit 1; }
 
 scripts/check-corpus.sh --callgrind-only "${SELECTED[@]}" >"$OUT/callgrind.log" 2>&1 ||
 	{ echo "sarkar-check: callgrind runs failed (see $OUT/callgrind.log)"; exit 1; }

@@ -34,8 +34,7 @@ fail=0
 command -v valgrind >/dev/null || { echo "SKIP: valgrind not found"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 mkdir -p "$OUT" build/tests
-gcc -O2 -g -std=gnu11 -Wall -Wextra -D_GNU_SOURCE tests/oracle/time_oracle.c -o "$ORACLE" \
-	-ljansson -lm || { echo "FAIL: cannot build $ORACLE"; exit 1; }
+[ -x "$ORACLE" ] || { echo "FAIL: $ORACLE not built (make test builds it)"; exit 1; }
 
 bad() {
 	echo "FAIL: $*"

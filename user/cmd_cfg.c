@@ -5,6 +5,7 @@
  * spent in each phase. This file parses options and runs the phases; cfg_report.c prints.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,43 +62,47 @@ static void cfg_usage(FILE *out)
 /* Parses the command line into O. Returns -1 to go on, else the exit status to return. */
 static int parse_args(int argc, char **argv, struct cfg_cmd_opts *o)
 {
-	bool no_more_opts = false;
-	int verbosity = log__verbosity();
+	static const struct option opts[] = {
+		{ "dot", no_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!no_more_opts && a[0] == '-' && a[1]) {
-			if (!strcmp(a, "--")) {
-				no_more_opts = true;
-			} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-				cfg_usage(stdout);
-				return EXIT_OK;
-			} else if (!strcmp(a, "--dot")) {
-				o->dot = true;
-			} else if (!strcmp(a, "--json")) {
-				o->json = true;
-			} else if (!strcmp(a, "--stats")) {
-				o->stats = true;
-			} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-				verbosity = verbosity < 0 ? 1 : verbosity + 1;
-			} else if (!strcmp(a, "-vv")) {
-				verbosity = verbosity < 0 ? 2 : verbosity + 2;
-			} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-				verbosity = -1;
-			} else {
-				return usage_error("cfg", "unknown option '%s'", a);
-			}
-			continue;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":hvq", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			o->dot = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 's':
+			o->stats = true;
+			break;
+		case 'v':
+		case 'q':
+			log__apply_option(opt);
+			break;
+		case 'h':
+			cfg_usage(stdout);
+			return EXIT_OK;
+		default:
+			return getopt_error("cfg", opt, argv);
 		}
-		if (!o->binary)
-			o->binary = a;
-		else if (!o->func)
-			o->func = a;
-		else
-			return usage_error("cfg", "unexpected argument '%s'", a);
 	}
-	log__set_verbosity(verbosity);
+	if (optind < argc)
+		o->binary = argv[optind++];
+	if (optind < argc)
+		o->func = argv[optind++];
+	if (optind < argc)
+		return usage_error("cfg", "unexpected argument '%s'", argv[optind]);
 	if (!o->binary)
 		return usage_error("cfg", "missing BINARY");
 	if (o->dot && !o->func)

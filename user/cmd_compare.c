@@ -43,7 +43,8 @@ static const char compare_usage[] =
 	"  - placement: the trap cost (executions x site cost) of the profile's own probes, and\n"
 	"    of the probes placement would choose with the default (Ball-Larus), the static and\n"
 	"    the exact (this profile's counts: Exact-Max) weights, and of the naive placement\n"
-	"    (a probe on every block), all on the true counts.\n"
+	"    (a probe on every block), all on the true counts; and the functions where the\n"
+	"    profile's sites pay most over Exact-Max's.\n"
 	"\n"
 	"  PROFILE        the profile (default ./" PROFILE_DEFAULT_PATH ")\n"
 	"  BINARY         the profiled binary (default: the path recorded in the profile);\n"
@@ -51,7 +52,7 @@ static const char compare_usage[] =
 	"\n"
 	"Options:\n"
 	"  --json         print JSON: {\"scores\":{\"LBK\":{\"10\":{\"u\",\"w\"},...},...},\n"
-	"                 \"items\",\"paper\",\"heuristics\",\"placement\"}\n"
+	"                 \"items\",\"paper\",\"heuristics\",\"placement\",\"oracle_gap\"}\n"
 	"  --rates FILE   heuristic hit rates (default: the stored ones, else Table 1)\n"
 	"  --no-placement  skip the placement comparison\n"
 	"  -h, --help     show this help\n"
@@ -112,11 +113,17 @@ static const char *const pc_titles[PC_COUNT] = {
 	"Exact-Max (this profile's counts)", "naive (a probe on every block)",
 };
 
+/* Functions listed where the profile's placement pays most over Exact-Max. */
+#define GAP_TOP 10
+
 struct results {
 	struct score_table t;
 	struct heur_stats hs;
 	struct plan_cost pc[PC_COUNT];
 	bool have_pc;
+	const struct cfg_program *prog;
+	uint32_t gap[GAP_TOP]; /* functions by PC_SITES minus PC_EXACT ns, largest first */
+	unsigned ngap;
 	double rates[BH_COUNT];
 	char rates_from[PATH_MAX];
 };
@@ -188,6 +195,44 @@ static void print_text(const struct profile *p, const char *binary, const struct
 	for (unsigned k = 0; k < PC_COUNT; k++)
 		printf("%-38s %9zu %14llu %12.3f\n", pc_titles[k], r->pc[k].nsites,
 		       (unsigned long long)r->pc[k].hits, r->pc[k].ns / 1e6);
+	if (r->ngap)
+		printf("\nwhere the profile's sites pay more than Exact-Max (trap ms)\n");
+	for (unsigned i = 0; i < r->ngap; i++)
+		printf("  %-40s %12.3f %12.3f\n", r->prog->funcs[r->gap[i]].name,
+		       r->pc[PC_SITES].func_ns[r->gap[i]] / 1e6,
+		       r->pc[PC_EXACT].func_ns[r->gap[i]] / 1e6);
+}
+
+struct gap_item {
+	double excess; /* ns the profile's sites pay over Exact-Max's in one function */
+	uint32_t func;
+};
+
+static int cmp_gap_desc(const void *a, const void *b)
+{
+	const struct gap_item *x = a, *y = b;
+
+	return (x->excess < y->excess) - (x->excess > y->excess);
+}
+
+/* Fills R->gap with the functions where the profile's sites cost most over Exact-Max's.
+ * Returns 0 or -1 (out of memory, reported). */
+static int find_gap(struct results *r)
+{
+	const double *a = r->pc[PC_SITES].func_ns, *x = r->pc[PC_EXACT].func_ns;
+	struct gap_item *v = malloc((r->prog->nfuncs + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return pr_err("out of memory");
+	for (uint32_t f = 0; f < r->prog->nfuncs; f++)
+		if (a[f] > x[f])
+			v[n++] = (struct gap_item){ .excess = a[f] - x[f], .func = f };
+	qsort(v, n, sizeof(*v), cmp_gap_desc);
+	for (r->ngap = 0; r->ngap < GAP_TOP && r->ngap < n; r->ngap++)
+		r->gap[r->ngap] = v[r->ngap].func;
+	free(v);
+	return 0;
 }
 
 static json_t *num_or_null(double v)
@@ -198,7 +243,8 @@ static json_t *num_or_null(double v)
 static int print_json(const struct profile *p, const char *binary, const struct results *r)
 {
 	json_t *o = json_object(), *sc = json_object(), *items = json_object(),
-	       *paper = json_object(), *he = json_object(), *pl = json_object();
+	       *paper = json_object(), *he = json_object(), *pl = json_object(),
+	       *gap = json_array();
 	double def[BH_COUNT];
 	int err = 0;
 
@@ -281,9 +327,21 @@ static int print_json(const struct profile *p, const char *binary, const struct 
 			jout_set(pl, pc_names[k], x, &err);
 		}
 		jout_set(o, "placement", pl, &err);
+		for (unsigned i = 0; i < r->ngap; i++) {
+			json_t *x = json_object();
+			uint32_t f = r->gap[i];
+
+			jout_set(x, "function", json_string(r->prog->funcs[f].name), &err);
+			jout_set(x, "trap_ns", json_real(r->pc[PC_SITES].func_ns[f]), &err);
+			jout_set(x, "exact_trap_ns", json_real(r->pc[PC_EXACT].func_ns[f]), &err);
+			jout_push(gap, x, &err);
+		}
+		jout_set(o, "oracle_gap", gap, &err);
+		gap = NULL;
 	} else {
 		json_decref(pl);
 	}
+	json_decref(gap);
 	return jout_print(o, err);
 }
 
@@ -337,6 +395,13 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	static_eval__heuristics(&sp, &dp, &r->hs);
 	if (!o.no_placement) {
+		r->prog = &prog;
+		r->pc[PC_SITES].func_ns = calloc(prog.nfuncs + 1, sizeof(double));
+		r->pc[PC_EXACT].func_ns = calloc(prog.nfuncs + 1, sizeof(double));
+		if (!r->pc[PC_SITES].func_ns || !r->pc[PC_EXACT].func_ns) {
+			pr_err("out of memory");
+			goto out;
+		}
 		r->pc[PC_RECORDED].ns = p.est_trap_ns;
 		r->pc[PC_RECORDED].hits = p.hits;
 		r->pc[PC_RECORDED].nsites = p.nsites;
@@ -351,6 +416,8 @@ int cmd_compare(int argc, char **argv)
 		if (run_weights__load(&rw, o.profile, &img, &prog) ||
 		    static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs, run_weights__get,
 					   &rw, &r->pc[PC_EXACT]))
+			goto out;
+		if (find_gap(r))
 			goto out;
 		r->have_pc = true;
 	}
@@ -368,6 +435,10 @@ out:
 	if (opened)
 		elf_image__close(&img);
 	profile__release(&p);
+	if (r) {
+		free(r->pc[PC_SITES].func_ns);
+		free(r->pc[PC_EXACT].func_ns);
+	}
 	free(r);
 	return ret;
 }

@@ -5,6 +5,7 @@
  * and edge counts streamed one function at a time. Needs only the profile, not the binary.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
@@ -80,78 +81,86 @@ static void report_usage(FILE *out)
 /* Parses the command line into O. Returns -1 to go on, else the exit status to return. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	bool no_more_opts = false;
-	int verbosity = log__verbosity();
+	enum { OPT_LIB = 256, OPT_LOOP_MODEL, OPT_COST, OPT_FCDG, OPT_LOOP_STATS, OPT_BINARY,
+	       OPT_TOP };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "lib", required_argument, NULL, OPT_LIB },
+		{ "time", no_argument, NULL, 't' },
+		{ "dot", no_argument, NULL, 'd' },
+		{ "loop-model", required_argument, NULL, OPT_LOOP_MODEL },
+		{ "cost", required_argument, NULL, OPT_COST },
+		{ "fcdg", required_argument, NULL, OPT_FCDG },
+		{ "loop-stats", required_argument, NULL, OPT_LOOP_STATS },
+		{ "binary", required_argument, NULL, OPT_BINARY },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, li = -1;
+	char *end;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!no_more_opts && a[0] == '-' && a[1]) {
-			if (!strcmp(a, "--")) {
-				no_more_opts = true;
-			} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-				report_usage(stdout);
-				return EXIT_OK;
-			} else if (!strcmp(a, "--json")) {
-				o->json = true;
-			} else if (!strcmp(a, "--lib")) {
-				o->lib = i + 1 < argc ? argv[++i] : NULL;
-				if (!o->lib || !*o->lib)
-					return usage_error("report", "--lib needs a library name or path");
-			} else if (!strcmp(a, "--time")) {
-				o->time = true;
-			} else if (!strcmp(a, "--dot")) {
-				o->t.dot = true;
-			} else if (!strcmp(a, "--loop-model")) {
-				const char *v = i + 1 < argc ? argv[++i] : NULL;
-
-				if (!v || (strcmp(v, "product") && strcmp(v, "independent")))
-					return usage_error("report", "--loop-model needs product or "
-							   "independent");
-				o->t.iid_loops = !strcmp(v, "independent");
-				o->t.loop_model = true;
-			} else if (!strcmp(a, "--cost") || !strcmp(a, "--fcdg") ||
-				   !strcmp(a, "--loop-stats") || !strcmp(a, "--binary")) {
-				const char *v = i + 1 < argc ? argv[++i] : NULL;
-
-				if (!v || !*v)
-					return usage_error("report", "%s needs an argument", a);
-				if (!strcmp(a, "--cost"))
-					o->t.cost = v;
-				else if (!strcmp(a, "--fcdg"))
-					o->t.fcdg = v;
-				else if (!strcmp(a, "--loop-stats"))
-					o->t.loop_stats = v;
-				else
-					o->t.binary = v;
-			} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-				const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-				char *end;
-
-				if (!v)
-					return usage_error("report", "--top needs a number");
-				errno = 0;
-				o->top = strtoul(v, &end, 10);
-				if (!*v || *end || errno || v[0] == '-' || o->top > MAX_TOP)
-					return usage_error("report", "--top: '%s' is not a number "
-							   "from 0 to %d", v, MAX_TOP);
-			} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-				verbosity = verbosity < 0 ? 1 : verbosity + 1;
-			} else if (!strcmp(a, "-vv")) {
-				verbosity = verbosity < 0 ? 2 : verbosity + 2;
-			} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-				verbosity = -1;
-			} else {
-				return usage_error("report", "unknown option '%s'", a);
-			}
-			continue;
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":hvq", opts, &li)) != -1) {
+		if (optarg && !*optarg && opt != OPT_TOP && li >= 0)
+			return usage_error("report", "--%s needs an argument", opts[li].name);
+		switch (opt) {
+		case 'j':
+			o->json = true;
+			break;
+		case OPT_LIB:
+			o->lib = optarg;
+			break;
+		case 't':
+			o->time = true;
+			break;
+		case 'd':
+			o->t.dot = true;
+			break;
+		case OPT_LOOP_MODEL:
+			if (strcmp(optarg, "product") && strcmp(optarg, "independent"))
+				return usage_error("report", "--loop-model needs product or "
+						   "independent");
+			o->t.iid_loops = !strcmp(optarg, "independent");
+			o->t.loop_model = true;
+			break;
+		case OPT_COST:
+			o->t.cost = optarg;
+			break;
+		case OPT_FCDG:
+			o->t.fcdg = optarg;
+			break;
+		case OPT_LOOP_STATS:
+			o->t.loop_stats = optarg;
+			break;
+		case OPT_BINARY:
+			o->t.binary = optarg;
+			break;
+		case OPT_TOP:
+			errno = 0;
+			o->top = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || errno || optarg[0] == '-' || o->top > MAX_TOP)
+				return usage_error("report", "--top: '%s' is not a number from 0 "
+						   "to %d", optarg, MAX_TOP);
+			break;
+		case 'v':
+		case 'q':
+			log__apply_option(opt);
+			break;
+		case 'h':
+			report_usage(stdout);
+			return EXIT_OK;
+		default:
+			return getopt_error("report", opt, argv);
 		}
-		if (!o->file)
-			o->file = a;
-		else
-			return usage_error("report", "unexpected argument '%s'", a);
 	}
-	log__set_verbosity(verbosity);
+	if (optind < argc)
+		o->file = argv[optind++];
+	if (optind < argc)
+		return usage_error("report", "unexpected argument '%s'", argv[optind]);
 	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || o->t.binary || o->t.dot ||
 			 o->t.loop_model))
 		return usage_error("report", "--cost, --fcdg, --dot, --loop-model, --loop-stats and "

@@ -22,6 +22,14 @@ int log__verbosity(void)
 	return verbosity;
 }
 
+void log__apply_option(int opt)
+{
+	if (opt == 'q')
+		verbosity = -1;
+	else if (opt == 'v')
+		verbosity = verbosity < 0 ? 1 : verbosity + 1;
+}
+
 static void vlog(enum log_level level, const char *tag, const char *fmt, va_list ap)
 {
 	char buf[1024];

@@ -20,6 +20,9 @@ void log__set_verbosity(int level);
 /* The current verbosity (see log__set_verbosity). */
 int log__verbosity(void);
 
+/* Applies a command's -v (OPT 'v': one level more, from quiet to info) or -q ('q': quiet). */
+void log__apply_option(int opt);
+
 /* Writes one diagnostic line "edgeprof: FMT\n" to stderr when LEVEL is enabled. A trailing
  * newline in FMT is not doubled. */
 void log__printf(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -322,15 +322,20 @@ int static_eval__plan_cost(const struct cfg_program *prog, const struct dyn_prof
 	struct placement_options opt = { .mode = mode, .costs = *costs,
 					 .weights = fn, .weights_ctx = ctx };
 	struct placement pl;
+	double *func_ns = out->func_ns;
 
 	memset(out, 0, sizeof(*out));
+	out->func_ns = func_ns;
 	if (placement__plan(&pl, prog, &opt))
 		return pr_err("out of memory planning probes");
 	for (size_t s = 0; s < pl.nsites; s++) {
 		uint64_t n = site_execs(prog, dp, pl.sites[s].func, pl.sites[s].addr);
+		double ns = (double)n * site_costs__of(costs, pl.sites[s].probe_class);
 
 		out->hits += n;
-		out->ns += (double)n * site_costs__of(costs, pl.sites[s].probe_class);
+		out->ns += ns;
+		if (func_ns && pl.sites[s].func < prog->nfuncs)
+			func_ns[pl.sites[s].func] += ns;
 	}
 	out->nsites = pl.nsites;
 	out->est_cost = pl.est_cost;
@@ -341,7 +346,10 @@ int static_eval__plan_cost(const struct cfg_program *prog, const struct dyn_prof
 void static_eval__profile_cost(const struct profile *p, const struct cfg_program *prog,
 			       const struct dyn_profile *dp, struct plan_cost *out)
 {
+	double *func_ns = out->func_ns;
+
 	memset(out, 0, sizeof(*out));
+	out->func_ns = func_ns;
 	for (size_t s = 0; s < p->nsites; s++) {
 		const struct profile_site *ps = &p->sites[s];
 		const struct profile_func *pf = ps->func < p->nfuncs ? &p->funcs[ps->func] : NULL;
@@ -353,6 +361,8 @@ void static_eval__profile_cost(const struct profile *p, const struct cfg_program
 		n = site_execs(prog, dp, (uint32_t)(f - prog->funcs), ps->addr);
 		out->hits += n;
 		out->ns += (double)n * site_costs__of(&p->costs, ps->probe_class);
+		if (func_ns)
+			func_ns[f - prog->funcs] += (double)n * site_costs__of(&p->costs, ps->probe_class);
 	}
 	out->nsites = p->nsites;
 	out->est_cost = p->est_cost_ns;

@@ -89,6 +89,8 @@ struct plan_cost {
 	uint64_t hits;
 	size_t nsites;
 	double est_cost; /* the plan's own estimate (placement.est_cost) */
+	double *func_ns; /* if not NULL (set by the caller, prog->nfuncs entries): ns per
+			  * function, added to */
 };
 
 /* Plans the probes of PROG in MODE (PLACEMENT_CHORDS or PLACEMENT_NAIVE) with COSTS and
