@@ -19,7 +19,8 @@ SECONDS_ATTACHED=${1:-3}
 tmp=$(mktemp -d)
 lua_pid=
 cleanup() {
-	[ -z "$lua_pid" ] || kill -KILL "$lua_pid" 2>/dev/null || true
+	# (waited for, so that bash does not report the kill of its own child as a failure)
+	[ -z "$lua_pid" ] || { kill -KILL "$lua_pid" && wait "$lua_pid"; } 2>/dev/null || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
