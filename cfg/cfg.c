@@ -144,14 +144,21 @@ struct cfg_func *cfg_program__find(const struct cfg_program *prog, const char *n
 	size_t i;
 	char *end;
 
+	struct cfg_func *f;
+	unsigned long long a;
+
 	for (i = 0; i < prog->nfuncs; i++)
 		if (prog->funcs[i].name && strcmp(prog->funcs[i].name, name) == 0)
 			return &prog->funcs[i];
-	if (strncmp(name, "0x", 2) == 0) {
-		unsigned long long a = strtoull(name, &end, 16);
-
-		if (*end == '\0')
-			return cfg_program__func_at(prog, a);
-	}
-	return NULL;
+	if (strncmp(name, "0x", 2) && strncmp(name, "0X", 2))
+		return NULL;
+	errno = 0;
+	a = strtoull(name + 2, &end, 16);
+	if (errno || end == name + 2 || *end)
+		return NULL;
+	f = cfg_program__func_at(prog, a);
+	for (i = 0; !f && i < prog->nfuncs; i++)
+		if (cfg_func__block_containing(&prog->funcs[i], a) >= 0)
+			f = &prog->funcs[i];
+	return f;
 }

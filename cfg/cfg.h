@@ -180,8 +180,8 @@ void cfg_program__free(struct cfg_program *prog);
 /* The function whose entry is ADDR, or NULL. */
 struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t addr);
 
-/* The function named NAME (first match), or one whose entry is the hex address NAME
- * ("0x401136"), or NULL. */
+/* The function named NAME (first match); else, when NAME is a hex address ("0x401136"), the
+ * function whose entry it is, or else one whose blocks contain it; else NULL. */
 struct cfg_func *cfg_program__find(const struct cfg_program *prog, const char *name);
 
 /* The block of F containing ADDR (any byte of it), or -1. */

@@ -114,31 +114,6 @@ static int parse_args(int argc, char **argv, struct cfg_cmd_opts *o)
 	return -1;
 }
 
-/* The function named or addressed by SPEC: a name, an entry address, or an address inside
- * a function's blocks. */
-static const struct cfg_func *find_func(const struct cfg_program *prog, const char *spec)
-{
-	const struct cfg_func *f = cfg_program__find(prog, spec);
-	uint64_t addr;
-	char *end;
-
-	if (f)
-		return f;
-	if (strncmp(spec, "0x", 2) && strncmp(spec, "0X", 2))
-		return NULL;
-	errno = 0;
-	addr = strtoull(spec + 2, &end, 16);
-	if (errno || end == spec + 2 || *end)
-		return NULL;
-	f = cfg_program__func_at(prog, addr);
-	if (f)
-		return f;
-	for (size_t i = 0; i < prog->nfuncs; i++)
-		if (cfg_func__block_containing(&prog->funcs[i], addr) >= 0)
-			return &prog->funcs[i];
-	return NULL;
-}
-
 /* Dominators and loops of every function (ALL) or only of ONLY, into INFO. */
 static int analyze(const struct cfg_program *prog, struct cfg_func_info *info, bool all,
 		   const struct cfg_func *only)
@@ -273,7 +248,7 @@ int cmd_cfg(int argc, char **argv)
 		prog.syms.stripped ? " (stripped)" : "");
 
 	if (o.func) {
-		f = find_func(&prog, o.func);
+		f = cfg_program__find(&prog, o.func);
 		if (!f) {
 			pr_err("'%s': no function '%s' (run 'edgeprof cfg %s' to list them)",
 			       o.binary, o.func, o.binary);

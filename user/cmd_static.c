@@ -64,7 +64,6 @@ static int parse_args(int argc, char **argv, struct static_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
-	char *end;
 
 	o->top = DEFAULT_TOP;
 	opterr = 0;
@@ -75,9 +74,7 @@ static int parse_args(int argc, char **argv, struct static_opts *o)
 			o->json = true;
 			break;
 		case 't':
-			errno = 0;
-			o->top = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-' || o->top > MAX_TOP)
+			if (!parse_ulong(optarg, MAX_TOP, &o->top))
 				return usage_error("static",
 						   "--top: '%s' is not a number from 0 to %d",
 						   optarg, MAX_TOP);
@@ -100,25 +97,6 @@ static int parse_args(int argc, char **argv, struct static_opts *o)
 	if (optind < argc)
 		return usage_error("static", "unexpected argument '%s'", argv[optind]);
 	return -1;
-}
-
-static const struct cfg_func *find_func(const struct cfg_program *prog, const char *spec)
-{
-	const struct cfg_func *f = cfg_program__find(prog, spec);
-	uint64_t addr;
-	char *end;
-
-	if (f || (strncmp(spec, "0x", 2) && strncmp(spec, "0X", 2)))
-		return f;
-	errno = 0;
-	addr = strtoull(spec + 2, &end, 16);
-	if (errno || end == spec + 2 || *end)
-		return NULL;
-	for (size_t i = 0; i < prog->nfuncs; i++)
-		if (prog->funcs[i].entry == addr ||
-		    cfg_func__block_containing(&prog->funcs[i], addr) >= 0)
-			return &prog->funcs[i];
-	return NULL;
 }
 
 /* "0x.." of vertex V of F, or "EXIT". */
@@ -339,7 +317,7 @@ int cmd_static(int argc, char **argv)
 		goto out;
 	}
 	built = true;
-	if (o.func && !(f = find_func(&prog, o.func))) {
+	if (o.func && !(f = cfg_program__find(&prog, o.func))) {
 		pr_err("'%s': no function '%s' (run 'edgeprof cfg %s' to list them)", o.binary,
 		       o.func, o.binary);
 		goto out;
