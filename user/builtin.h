@@ -6,6 +6,8 @@
 #ifndef EDGEPROF_USER_BUILTIN_H
 #define EDGEPROF_USER_BUILTIN_H
 
+#include <stdbool.h>
+
 #define EDGEPROF_VERSION "0.1.0"
 
 /* Exit statuses shared by every command. */
@@ -36,5 +38,9 @@ int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(pri
  * its argument, anything else an unknown option (named from optopt for a short one, else
  * from ARGV[optind - 1]). Returns EXIT_USAGE. */
 int getopt_error(const char *cmd, int opt, char **argv);
+
+/* Parses S, a decimal number from 0 to MAX (strtoul's syntax, but not empty and not starting
+ * with '-'), into *OUT. Returns false when S is anything else. */
+bool parse_ulong(const char *s, unsigned long max, unsigned long *out);
 
 #endif

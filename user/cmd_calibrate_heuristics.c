@@ -70,7 +70,6 @@ static int parse_args(int argc, char **argv, struct calib_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
-	char *end;
 
 	o->min = DEFAULT_MIN;
 	opterr = 0;
@@ -81,9 +80,7 @@ static int parse_args(int argc, char **argv, struct calib_opts *o)
 			o->rates = optarg;
 			break;
 		case 'm':
-			errno = 0;
-			o->min = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-' || o->min > 1000000000)
+			if (!parse_ulong(optarg, 1000000000, &o->min))
 				return usage_error("calibrate-heuristics",
 						   "--min: '%s' is not a number", optarg);
 			break;

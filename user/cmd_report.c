@@ -100,7 +100,6 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, li = -1;
-	char *end;
 
 	opterr = 0;
 	optind = 1;
@@ -140,9 +139,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->t.binary = optarg;
 			break;
 		case OPT_TOP:
-			errno = 0;
-			o->top = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-' || o->top > MAX_TOP)
+			if (!parse_ulong(optarg, MAX_TOP, &o->top))
 				return usage_error("report", "--top: '%s' is not a number from 0 "
 						   "to %d", optarg, MAX_TOP);
 			break;

@@ -89,6 +89,17 @@ static bool name_matches(const char *table, const char *name)
 	return !*table && !*name;
 }
 
+bool parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && !*end && *out <= max;
+}
+
 int getopt_error(const char *cmd, int opt, char **argv)
 {
 	if (opt == ':')
