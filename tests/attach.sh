@@ -23,6 +23,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/support/bpf-checks.sh
 source tests/support/bpf-checks.sh
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 
 [ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
@@ -33,18 +35,12 @@ for c in gcc clang python3 bpftool as ld timeout; do
 done
 
 tmp=$(mktemp -d)
-started=() # every process this test started, killed by pid at the end
 cleanup() {
 	exec 7>&- 2>/dev/null
-	for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	kill_started
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-fails=0
-checks=0
-ok() { checks=$((checks + 1)); echo "ok: $*"; }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
 
 # wait_for FILE REGEX N: waits (10 s at most) until FILE has N lines matching REGEX.
 wait_for() {
@@ -432,5 +428,4 @@ else
 	bad "cannot build a 32-bit program"
 fi
 
-echo "attach: $((checks - fails)) of $checks checks passed"
-[ $fails = 0 ]
+checks_summary attach

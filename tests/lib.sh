@@ -13,6 +13,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/support/bpf-checks.sh
 source tests/support/bpf-checks.sh
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/count_oracle
 
@@ -24,16 +26,11 @@ for c in gcc clang python3 valgrind; do
 done
 
 tmp=$(mktemp -d)
-started=()
 cleanup() {
-	for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	kill_started
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0
-checks=0
-ok() { checks=$((checks + 1)); echo "ok: $*"; }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
 
 libz=""
 for cc in gcc clang; do
@@ -120,5 +117,4 @@ expect_one_line "report --lib nomatch" "$EDGEPROF" report --lib libnosuchthing "
 kill -KILL "$tpid"
 wait "$tpid" 2>/dev/null
 
-echo "lib: $((checks - fails)) of $checks checks passed"
-[ $fails = 0 ]
+checks_summary lib
