@@ -89,15 +89,14 @@ for p in progs:
     except (OSError, ValueError):
         pass
     ch = res["columns"]["chords"]
-    analysis = []
-    for r in runs.get((name, "chords"), []):
-        prof = load(f"{W}/runs/{name}.chords.{r[0]}.prof")
-        if prof and r[2] == "ok":
-            analysis.append(prof.get("run", {}).get("analysis_s"))
+    profs = {r[0]: load(f"{W}/runs/{name}.chords.{r[0]}.prof")
+             for r in runs.get((name, "chords"), []) if r[2] == "ok"}
+    analysis = [p.get("run", {}).get("analysis_s") for p in profs.values() if p]
     analysis = [a for a in analysis if a is not None]
     if analysis:
         ch["analysis_median_s"] = statistics.median(analysis)
-    prof = load(f"{W}/runs/{name}.chords.1.prof")
+    # the first profile, even of a run stopped by its timeout (the probes it has)
+    prof = profs[1] if 1 in profs else load(f"{W}/runs/{name}.chords.1.prof")
     if prof:
         pr = prof.get("probes", {})
         pl = prof.get("placement", {})
