@@ -20,6 +20,7 @@ struct lf {
 	bool *in_region;   /* per vertex */
 	double *inject;    /* per vertex: flow entering along irreducible retreating edges */
 	uint32_t *indeg, *queue;
+	struct lf_limits lim;
 };
 
 static void preds(const struct cfg_func *f, uint32_t v, const uint32_t **p, uint32_t *n)
@@ -71,11 +72,11 @@ static uint32_t propagate(struct lf *s, uint32_t head, bool final)
 				freq += s->efreq[e];
 			}
 		}
-		if (cp > 1 - LF_EPSILON)
-			cp = 1 - LF_EPSILON;
+		if (cp > 1 - s->lim.epsilon)
+			cp = 1 - s->lim.epsilon;
 		s->bfreq[v] = freq / (1 - cp);
-		if (s->bfreq[v] > LF_MAX_FREQ)
-			s->bfreq[v] = LF_MAX_FREQ;
+		if (s->bfreq[v] > s->lim.max_freq)
+			s->bfreq[v] = s->lim.max_freq;
 		if (v == f->nblocks)
 			continue;
 		for (uint32_t k = 0; k < f->blocks[v].nsucc; k++) {
@@ -94,7 +95,14 @@ static uint32_t propagate(struct lf *s, uint32_t head, bool final)
 int local_freq__compute(const struct cfg_func *f, const struct cfg_loops *lp, const double *prob,
 			double *bfreq, double *efreq)
 {
-	struct lf s = { .f = f, .prob = prob, .bfreq = bfreq, .efreq = efreq };
+	return local_freq__compute_limited(f, lp, prob, bfreq, efreq, LF_LIMITS_ESTIMATE);
+}
+
+int local_freq__compute_limited(const struct cfg_func *f, const struct cfg_loops *lp,
+				const double *prob, double *bfreq, double *efreq,
+				struct lf_limits lim)
+{
+	struct lf s = { .f = f, .prob = prob, .bfreq = bfreq, .efreq = efreq, .lim = lim };
 	uint32_t nv = f->nblocks + 1, ne = f->nedges ? f->nedges : 1;
 	int err = -ENOMEM;
 

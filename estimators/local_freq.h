@@ -27,11 +27,25 @@
  * their targets (beyond the paper, which leaves that flow out). */
 #define LF_IRREDUCIBLE_PASSES 20
 
+/* The caps above, for estimates; probabilities measured on a run need none (a loop of a
+ * million iterations is what they say). */
+struct lf_limits {
+	double epsilon, max_freq;
+};
+
+#define LF_LIMITS_ESTIMATE ((struct lf_limits){ LF_EPSILON, LF_MAX_FREQ })
+#define LF_LIMITS_MEASURED ((struct lf_limits){ 1e-12, 1e300 })
+
 /* Fills BFREQ[0 .. nblocks] (EXIT included) and EFREQ[0 .. nedges-1] with F's frequencies
  * per invocation (the entry's incoming frequency is 1), given its loops LP and the edge
  * probabilities PROB[nedges]. Blocks not reached from the entry get 0. Returns 0 or
  * -ENOMEM. */
 int local_freq__compute(const struct cfg_func *f, const struct cfg_loops *lp, const double *prob,
 			double *bfreq, double *efreq);
+
+/* local_freq__compute with caps LIM instead of LF_LIMITS_ESTIMATE. */
+int local_freq__compute_limited(const struct cfg_func *f, const struct cfg_loops *lp,
+				const double *prob, double *bfreq, double *efreq,
+				struct lf_limits lim);
 
 #endif

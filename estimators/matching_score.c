@@ -26,19 +26,16 @@ int matching_score__compute(const double *stat, const double *dyn, size_t n, dou
 			    struct match_score *out)
 {
 	struct item *s, *d;
-	bool *in_dyn;
-	size_t m, k = 0;
-	double top = 0, hit = 0;
+	size_t m, k = 0, above = 0, tied = 0;
+	double top = 0, hit = 0, t;
 
 	if (!n || !(pct > 0 && pct <= 100))
 		return -EINVAL;
 	s = malloc(n * sizeof(*s));
 	d = malloc(n * sizeof(*d));
-	in_dyn = calloc(n, sizeof(*in_dyn));
-	if (!s || !d || !in_dyn) {
+	if (!s || !d) {
 		free(s);
 		free(d);
-		free(in_dyn);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -52,21 +49,30 @@ int matching_score__compute(const double *stat, const double *dyn, size_t n, dou
 		m = 1;
 	if (m > n)
 		m = n;
+	/* The dynamic top m: every count above T, and M - ABOVE of the items counting T. */
+	t = d[m - 1].v;
 	for (size_t j = 0; j < m; j++) {
-		in_dyn[d[j].i] = true;
 		top += d[j].v;
+		above += d[j].v > t;
 	}
-	for (size_t j = 0; j < m; j++)
-		if (in_dyn[s[j].i]) {
+	/* The static top m, matched: counts above T, and up to M - ABOVE counting T. */
+	for (size_t j = 0; j < m; j++) {
+		double x = dyn[s[j].i];
+
+		if (x > t) {
 			k++;
-			hit += dyn[s[j].i];
+			hit += x;
+		} else if (x == t && tied < m - above) {
+			tied++;
 		}
+	}
+	k += tied;
+	hit += (double)tied * t;
 	out->m = m;
 	out->k = k;
 	out->u = (double)k / (double)m;
 	out->w = top > 0 ? hit / top : NAN;
 	free(s);
 	free(d);
-	free(in_dyn);
 	return 0;
 }

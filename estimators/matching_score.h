@@ -7,7 +7,12 @@
  * k items over the sum of the dynamic counts of the dynamic top m. (Wu and Larus's text says
  * "the sum of the static frequencies of these k blocks", but their own worked example, Table
  * 12: 0.89 for the top 20%, and Wall's definition use the dynamic counts; so does this.)
- * Ties are broken by item index, so the scores are deterministic.
+ * Ties. Items with equal dynamic counts are interchangeable: when the m-th dynamic count is
+ * shared by items inside and outside the dynamic top m, a static pick with that count matches
+ * as long as slots for it remain (which of them a sort would put inside is arbitrary; breaking
+ * the tie by item index made a perfect estimate score below 1). Items with equal static
+ * estimates at the static cut-off are taken in item order, as the paper's Table 12 does (two
+ * items estimated 15.0 at its top 20 %: the first listed is taken, hence its 0.89).
  */
 #ifndef EDGEPROF_ESTIMATORS_MATCHING_SCORE_H
 #define EDGEPROF_ESTIMATORS_MATCHING_SCORE_H

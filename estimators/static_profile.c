@@ -15,7 +15,7 @@
 #include "local_freq.h"
 
 static int analyse_func(struct sp_func *sf, struct bh_decoder *d, const struct cfg_func *f,
-			const double *rates)
+			size_t i, const double *rates, sp_probs_fn probs_fn, void *ctx)
 {
 	struct cfg_domtree dom = { 0 }, pdom = { 0 };
 	struct cfg_loops lp = { 0 };
@@ -32,8 +32,11 @@ static int analyse_func(struct sp_func *sf, struct bh_decoder *d, const struct c
 	    cfg_loops__compute(&lp, f, &dom))
 		goto out;
 	if ((err = branch_heuristics__func(&sf->bh, d, f, &lp, &pdom)) ||
-	    (err = ds__branch_probs(f, &lp, &sf->bh, rates, sf->prob)) ||
-	    (err = local_freq__compute(f, &lp, sf->prob, sf->bfreq, sf->efreq)))
+	    (err = ds__branch_probs(f, &lp, &sf->bh, rates, sf->prob)))
+		goto out;
+	if ((err = local_freq__compute_limited(f, &lp, sf->prob, sf->bfreq, sf->efreq,
+					       probs_fn && probs_fn(ctx, i, f, &sf->bh, sf->prob) ?
+					       LF_LIMITS_MEASURED : LF_LIMITS_ESTIMATE)))
 		goto out;
 	err = 0;
 out:
@@ -239,6 +242,12 @@ out:
 int static_profile__compute(struct static_profile *sp, const struct cfg_program *prog,
 			    const double *rates)
 {
+	return static_profile__compute_with(sp, prog, rates, NULL, NULL);
+}
+
+int static_profile__compute_with(struct static_profile *sp, const struct cfg_program *prog,
+				 const double *rates, sp_probs_fn probs_fn, void *ctx)
+{
 	struct bh_decoder d;
 	const struct cfg_func *m;
 	int err;
@@ -256,7 +265,8 @@ int static_profile__compute(struct static_profile *sp, const struct cfg_program 
 	if (!sp->funcs)
 		goto out;
 	for (size_t i = 0; i < prog->nfuncs; i++)
-		if ((err = analyse_func(&sp->funcs[i], &d, &prog->funcs[i], sp->rates)))
+		if ((err = analyse_func(&sp->funcs[i], &d, &prog->funcs[i], i, sp->rates,
+					probs_fn, ctx)))
 			goto out;
 	m = cfg_program__find(prog, "main");
 	sp->main_func = m ? (long)(m - prog->funcs) : -1;

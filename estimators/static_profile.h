@@ -55,6 +55,18 @@ struct static_profile {
 int static_profile__compute(struct static_profile *sp, const struct cfg_program *prog,
 			    const double *rates);
 
+/* Replaces some of the branch probabilities PROB[nedges] of function I (F, its heuristics BF)
+ * before its local frequencies are computed; the out-edges of each block must still sum to 1.
+ * For experiments that take the probabilities from elsewhere (a profile). Returns true when
+ * they were measured: the local frequencies are then not capped (local_freq.h). */
+typedef bool (*sp_probs_fn)(void *ctx, size_t i, const struct cfg_func *f,
+			    const struct bh_func *bf, double *prob);
+
+/* static_profile__compute, with PROBS_FN (may be NULL) called on each function's Dempster-Shafer
+ * probabilities. */
+int static_profile__compute_with(struct static_profile *sp, const struct cfg_program *prog,
+				 const double *rates, sp_probs_fn probs_fn, void *ctx);
+
 /* Global frequency of block B (EXIT: nblocks) or edge E of function I. */
 static inline double static_profile__gblock(const struct static_profile *sp, size_t i, uint32_t b)
 {

@@ -155,6 +155,32 @@ fi
 	fail "compare with BINARY: failed"
 grep -q '^LBK' "$tmp/cmp.txt" || fail "compare text: no LBK row"
 bad "compare wrong build" 1 "$EDGEPROF" compare "$tmp/p.data" "$tmp/other"
+bad "compare bad --branch-probs" 2 "$EDGEPROF" compare --branch-probs bogus "$tmp/p.data"
+
+# With the profile's own branch probabilities, Algorithms 2 and 3 must give back the measured
+# frequencies: loops.c has no calls through pointers and no recursion, so every score is 1
+# (u and w, every percentage). The other sources must at least score.
+for src in profile direction loops heuristics; do
+	if ! "$EDGEPROF" compare --json --no-placement --branch-probs "$src" "$tmp/p.data" \
+		>"$tmp/bp-$src.json" 2>"$tmp/bp.err"; then
+		fail "compare --branch-probs $src: failed ($(head -n 1 "$tmp/bp.err"))"
+	fi
+done
+python3 - "$tmp" <<'PY' || fail "compare --branch-probs: scores (above)"
+import json, sys
+t = sys.argv[1]
+d = {s: json.load(open(f"{t}/bp-{s}.json")) for s in ("profile", "direction", "loops", "heuristics")}
+for k, v in d["profile"]["scores"].items():
+    for p, s in v.items():
+        assert abs(s["u"] - 1) < 1e-12 and abs(s["w"] - 1) < 1e-12, ("profile", k, p, s)
+for src in ("direction", "loops"):
+    for k, v in d[src]["scores"].items():
+        for p, s in v.items():
+            assert 0 <= s["u"] <= 1 and 0 <= s["w"] <= 1 + 1e-12, (src, k, p, s)
+# heuristics is the default.
+with open(f"{t}/cmp.json") as f:
+    assert json.load(f)["scores"] == d["heuristics"]["scores"]
+PY
 
 # calibrate-heuristics writes a rates file that compare uses.
 if ! "$EDGEPROF" calibrate-heuristics --rates "$tmp/rates.json" --min 1 "$tmp/p.data" \

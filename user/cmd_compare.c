@@ -55,12 +55,20 @@ static const char compare_usage[] =
 	"                 \"items\",\"paper\",\"heuristics\",\"placement\",\"oracle_gap\"}\n"
 	"  --rates FILE   heuristic hit rates (default: the stored ones, else Table 1)\n"
 	"  --no-placement  skip the placement comparison\n"
+	"  --branch-probs SOURCE  where the static estimate's branch probabilities come\n"
+	"                 from: heuristics (default: the static estimate), profile (the\n"
+	"                 profile's measured ones: the error left is the propagation's), or\n"
+	"                 direction (the heuristics' probabilities turned to the edge the\n"
+	"                 profile took more often: the error left is their magnitudes'), or\n"
+	"                 loops (the profile's on branches with a back edge, the heuristics'\n"
+	"                 elsewhere: what knowing each loop's trip count would give)\n"
 	"  -h, --help     show this help\n"
 	"\n"
 	"Exit status: 0 success, 1 bad input, 2 bad command line.\n";
 
 struct compare_opts {
 	const char *profile, *binary, *rates;
+	enum probs_source probs;
 	bool json, no_placement;
 };
 
@@ -70,6 +78,7 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "rates", required_argument, NULL, 'r' },
 		{ "no-placement", no_argument, NULL, 'n' },
+		{ "branch-probs", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +96,19 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 			break;
 		case 'n':
 			o->no_placement = true;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "heuristics"))
+				o->probs = PROBS_HEURISTICS;
+			else if (!strcmp(optarg, "profile"))
+				o->probs = PROBS_PROFILE;
+			else if (!strcmp(optarg, "direction"))
+				o->probs = PROBS_DIRECTION;
+			else if (!strcmp(optarg, "loops"))
+				o->probs = PROBS_LOOPS;
+			else
+				return usage_error("compare", "--branch-probs takes heuristics, "
+						   "profile, direction or loops, not '%s'", optarg);
 			break;
 		case 'h':
 			fputs(compare_usage, stdout);
@@ -354,6 +376,7 @@ int cmd_compare(int argc, char **argv)
 	struct static_profile sp = { 0 };
 	struct dyn_profile dp = { 0 };
 	struct run_weights rw = { 0 };
+	struct probs_ctx pctx = { 0 };
 	struct results *r = calloc(1, sizeof(*r));
 	const char *binary;
 	bool built = false, opened = false;
@@ -387,11 +410,15 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	built = true;
-	if (static_profile__compute(&sp, &prog, r->rates)) {
+	if (dyn_profile__match(&dp, &p, &prog))
+		goto out;
+	pctx.dp = &dp;
+	pctx.source = o.probs;
+	if (static_profile__compute_with(&sp, &prog, r->rates, static_eval__probs, &pctx)) {
 		pr_err("'%s': cannot estimate the static profile: out of memory", binary);
 		goto out;
 	}
-	if (dyn_profile__match(&dp, &p, &prog) || static_eval__scores(&sp, &dp, &prog, &r->t))
+	if (static_eval__scores(&sp, &dp, &prog, &r->t))
 		goto out;
 	static_eval__heuristics(&sp, &dp, &r->hs);
 	if (!o.no_placement) {

@@ -103,6 +103,63 @@ oom:
 	return pr_err("out of memory matching the profile to the binary");
 }
 
+bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
+			double *prob)
+{
+	const struct probs_ctx *pc = ctx;
+	const struct dyn_func *df;
+
+	if (i >= pc->dp->nfuncs || pc->source == PROBS_HEURISTICS)
+		return false;
+	df = &pc->dp->funcs[i];
+	if (pc->source == PROBS_LOOPS) {
+		for (uint32_t j = 0; j < bf->nbranches; j++) {
+			const struct bh_branch *br = &bf->branches[j];
+			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
+
+			if (!(br->applies & (1u << BH_LBH)) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
+				continue;
+			prob[br->edge[0]] = (double)c0 / (double)(c0 + c1);
+			prob[br->edge[1]] = (double)c1 / (double)(c0 + c1);
+		}
+		return true;
+	}
+	if (pc->source == PROBS_DIRECTION) {
+		for (uint32_t j = 0; j < bf->nbranches; j++) {
+			const struct bh_branch *br = &bf->branches[j];
+			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
+			double p = fmax(prob[br->edge[0]], prob[br->edge[1]]);
+
+			if (c0 < 0 || c1 < 0 || c0 == c1)
+				continue;
+			prob[br->edge[0]] = c0 > c1 ? p : 1 - p;
+			prob[br->edge[1]] = c0 > c1 ? 1 - p : p;
+		}
+		return false;
+	}
+	for (uint32_t b = 0; b < f->nblocks; b++) {
+		const struct cfg_block *cb = &f->blocks[b];
+		double sum = 0;
+		uint32_t k;
+
+		for (k = 0; k < cb->nsucc; k++) {
+			int64_t n = df->edge[f->succ[cb->first_succ + k]];
+
+			if (n < 0)
+				break;
+			sum += (double)n;
+		}
+		if (k < cb->nsucc || !(sum > 0))
+			continue;
+		for (k = 0; k < cb->nsucc; k++) {
+			uint32_t e = f->succ[cb->first_succ + k];
+
+			prob[e] = (double)df->edge[e] / sum;
+		}
+	}
+	return true;
+}
+
 /* Item lists of one analysis. */
 struct items {
 	double *s, *d;

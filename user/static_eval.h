@@ -45,6 +45,29 @@ int dyn_profile__match(struct dyn_profile *dp, const struct profile *p,
 
 void dyn_profile__free(struct dyn_profile *dp);
 
+/* Where the branch probabilities of a static profile come from, for decomposing its error:
+ * the heuristics (Dempster-Shafer, the static estimate itself); the profile's measured
+ * probabilities (what remains is the error of the propagation: caps, irreducible regions,
+ * recursion, calls through pointers); or the heuristics' probabilities turned to the edge the
+ * profile took more often (what remains is the error of their magnitudes); or the heuristics'
+ * except on loop branches (a back edge and an exit), which get the profile's: what knowing
+ * every loop's trip count would give. */
+enum probs_source { PROBS_HEURISTICS, PROBS_PROFILE, PROBS_DIRECTION, PROBS_LOOPS };
+
+struct probs_ctx {
+	const struct dyn_profile *dp;
+	enum probs_source source;
+};
+
+/* sp_probs_fn for static_profile__compute_with: CTX is a struct probs_ctx. PROBS_PROFILE:
+ * every block whose out-edges were all counted and ran gets their measured shares; the others
+ * keep theirs. PROBS_DIRECTION: every two-way branch that ran and took one edge more often
+ * than the other gets max(p, 1 - p) on that edge. PROBS_LOOPS: every two-way branch with a back
+ * edge that ran gets its measured shares. Returns true for PROBS_PROFILE and PROBS_LOOPS
+ * (measured: no caps). */
+bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
+			double *prob);
+
 enum score_kind { SC_LBK, SC_LBR, SC_FI, SC_FC, SC_GBK, SC_GBR, SC_COUNT };
 #define SC_NPCT 5 /* top 10, 20, 30, 40, 50 % */
 

@@ -242,6 +242,24 @@ static void test_static__wall_scores_table12(void **state)
 	/* A perfect static profile scores 1 everywhere. */
 	assert_int_equal(matching_score__compute(dyn, dyn, 25, 20, &s), 0);
 	near(s.w, 1.0, 1e-12);
+	/* Equal dynamic counts are interchangeable: the dynamic top 2 of {1, 1, 1, 10} is 10 and
+	 * any one of the 1s, so a static order that ranks item 2 second matches fully (breaking
+	 * the tie by index would have counted only item 0 and given 10/11). */
+	{
+		double st[] = { 0.1, 0.2, 0.3, 10 }, dy[] = { 1, 1, 1, 10 };
+
+		assert_int_equal(matching_score__compute(st, dy, 4, 50, &s), 0);
+		assert_int_equal(s.m, 2);
+		assert_int_equal(s.k, 2);
+		near(s.u, 1.0, 1e-12);
+		near(s.w, 1.0, 1e-12);
+		/* Only as many tied items as there are slots: two 1s for one slot. */
+		double st2[] = { 0.3, 0.2, 0.1, 0.05 }, dy2[] = { 1, 1, 5, 0 };
+
+		assert_int_equal(matching_score__compute(st2, dy2, 4, 50, &s), 0);
+		assert_int_equal(s.k, 1);
+		near(s.w, 1.0 / 6.0, 1e-12);
+	}
 	assert_int_equal(matching_score__compute(stat, dyn, 0, 20, &s), -22);
 	assert_int_equal(matching_score__compute(stat, dyn, 25, 0, &s), -22);
 }
