@@ -28,6 +28,13 @@ const char *bh__name(unsigned k)
 	return k < BH_COUNT ? names[k] : "?";
 }
 
+const char *bh__oh_rule_name(unsigned rule)
+{
+	static const char *const rules[BH_OH_NRULES] = { "?", "sign", "eq_zero", "eq_imm" };
+
+	return rule > BH_OH_NONE && rule < BH_OH_NRULES ? rules[rule] : "?";
+}
+
 int bh__lookup(const char *name)
 {
 	for (unsigned k = 0; k < BH_COUNT; k++)
@@ -551,16 +558,20 @@ static void classify(struct hctx *h, struct bh_branch *br)
 		switch (bi.cc) {
 		case 0x8: case 0xc: case 0xe: /* js, jl, jle: "< 0", "<= 0" fail */
 			set(br, BH_OH, 1);
+			br->oh_rule = BH_OH_SIGN;
 			break;
 		case 0x9: case 0xd: case 0xf: /* jns, jge, jg */
 			set(br, BH_OH, 0);
+			br->oh_rule = BH_OH_SIGN;
 			break;
 		}
 	}
 	if ((bi.kind == CMP_TEST_SAME || bi.kind == CMP_CMP_ZERO || bi.kind == CMP_CMP_IMM) &&
 	    (bi.cc == 4 || bi.cc == 5) && !ph &&
-	    !compare_chain(h, &bi, b, s[bi.cc == 4 ? 1 : 0]))
+	    !compare_chain(h, &bi, b, s[bi.cc == 4 ? 1 : 0])) {
 		set(br, BH_OH, bi.cc == 4 ? 1 : 0);
+		br->oh_rule = bi.kind == CMP_CMP_IMM ? BH_OH_EQ_IMM : BH_OH_EQ_ZERO;
+	}
 	/* GH */
 	{
 		uint16_t regs = 0;

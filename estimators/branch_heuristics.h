@@ -68,6 +68,11 @@
 /* In the paper's order of Table 1 columns is irrelevant; this is the order reports use. */
 enum bh_kind { BH_LBH, BH_LEH, BH_LHH, BH_PH, BH_OH, BH_GH, BH_CH, BH_SH, BH_RH, BH_COUNT };
 
+/* Which of OH's rules applied: a sign test against 0 (js/jl/jle, jns/jge/jg), an equality
+ * test against 0, or an equality test against another constant. Reported apart, since they
+ * are different predictions on x86-64 code. */
+enum bh_oh_rule { BH_OH_NONE, BH_OH_SIGN, BH_OH_EQ_ZERO, BH_OH_EQ_IMM, BH_OH_NRULES };
+
 /* One two-way conditional branch and the heuristics that apply to it. */
 struct bh_branch {
 	uint32_t block;
@@ -76,6 +81,7 @@ struct bh_branch {
 	uint16_t predicts; /* bit k: heuristic k predicts edge[1] taken (else edge[0]) */
 	uint8_t noreturn;  /* bit i: edge[i]'s successor region ends in a call to a no-return
 			    * function or a trap (an out-edge of kind NORETURN) */
+	uint8_t oh_rule;   /* enum bh_oh_rule: the rule by which OH applies, if it does */
 };
 
 struct bh_func {
@@ -113,6 +119,9 @@ void bh_func__free(struct bh_func *bf);
 
 /* "LBH", "LEH", ... for K < BH_COUNT, else "?". */
 const char *bh__name(unsigned k);
+
+/* "sign", "eq_zero", "eq_imm" for RULE in 1..3 (enum bh_oh_rule), else "?". */
+const char *bh__oh_rule_name(unsigned rule);
 
 /* The heuristic named NAME (case-insensitive), or -1. */
 int bh__lookup(const char *name);

@@ -142,6 +142,11 @@ for h, x in d["heuristics"].items():
     assert x["ran"] <= x["branches"], (h, x)
     assert x["hit_rate"] is None or 0 <= x["hit_rate"] <= 1, (h, x)
 assert sum(x["branches"] for x in d["heuristics"].values()) > 0
+# OH's rules partition OH's branches.
+oh = d["heuristics"]["OH"]
+assert sorted(d["oh_rules"]) == ["eq_imm", "eq_zero", "sign"], d["oh_rules"]
+for f in ("branches", "ran"):
+    assert sum(x[f] for x in d["oh_rules"].values()) == oh[f], (f, oh, d["oh_rules"])
 pl = d["placement"]
 for k in ("recorded", "profile_sites", "default", "static", "exact"):
     assert pl[k]["trap_ns"] >= 0 and pl[k]["sites"] > 0, (k, pl[k])

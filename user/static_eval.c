@@ -343,14 +343,25 @@ void static_eval__heuristics(const struct static_profile *sp, const struct dyn_p
 			for (unsigned k = 0; k < BH_COUNT; k++) {
 				if (!(br->applies & (1u << k)))
 					continue;
+				double hit = (double)((br->predicts & (1u << k)) ? c1 : c0);
+				bool ran = c0 >= 0 && c1 >= 0 && c0 + c1 > 0;
+				unsigned r = br->oh_rule < BH_OH_NRULES ? br->oh_rule : 0;
+
 				hs->applied[k]++;
-				if (c0 < 0 || c1 < 0 || c0 + c1 == 0)
+				if (k == BH_OH)
+					hs->oh_applied[r]++;
+				if (!ran)
 					continue;
 				hs->executed[k]++;
 				hs->total[k] += (double)(c0 + c1);
-				hs->hits[k] += (double)((br->predicts & (1u << k)) ? c1 : c0);
-				hs->frac[k] += (double)((br->predicts & (1u << k)) ? c1 : c0) /
-					       (double)(c0 + c1);
+				hs->hits[k] += hit;
+				hs->frac[k] += hit / (double)(c0 + c1);
+				if (k == BH_OH) {
+					hs->oh_executed[r]++;
+					hs->oh_total[r] += (double)(c0 + c1);
+					hs->oh_hits[r] += hit;
+					hs->oh_frac[r] += hit / (double)(c0 + c1);
+				}
 			}
 		}
 	}

@@ -100,6 +100,9 @@ int static_eval__scores(const struct static_profile *sp, const struct dyn_profil
 struct heur_stats {
 	uint64_t applied[BH_COUNT], executed[BH_COUNT];
 	double hits[BH_COUNT], total[BH_COUNT], frac[BH_COUNT];
+	/* The same for each of OH's rules (index enum bh_oh_rule). */
+	uint64_t oh_applied[BH_OH_NRULES], oh_executed[BH_OH_NRULES];
+	double oh_hits[BH_OH_NRULES], oh_total[BH_OH_NRULES], oh_frac[BH_OH_NRULES];
 };
 
 /* Adds SP's heuristic predictions measured on DP to HS (not zeroed). */
