@@ -182,9 +182,12 @@ for src in ("direction", "loops"):
     for k, v in d[src]["scores"].items():
         for p, s in v.items():
             assert 0 <= s["u"] <= 1 and 0 <= s["w"] <= 1 + 1e-12, (src, k, p, s)
-# heuristics is the default.
+# heuristics is the default; each output names its source.
 with open(f"{t}/cmp.json") as f:
-    assert json.load(f)["scores"] == d["heuristics"]["scores"]
+    c = json.load(f)
+assert c["scores"] == d["heuristics"]["scores"] and c["branch_probs"] == "heuristics"
+for src, x in d.items():
+    assert x["branch_probs"] == src, (src, x["branch_probs"])
 PY
 
 # calibrate-heuristics writes a rates file that compare uses.

@@ -52,7 +52,8 @@ static const char compare_usage[] =
 	"\n"
 	"Options:\n"
 	"  --json         print JSON: {\"scores\":{\"LBK\":{\"10\":{\"u\",\"w\"},...},...},\n"
-	"                 \"items\",\"paper\",\"heuristics\",\"oh_rules\",\"placement\",\"oracle_gap\"}\n"
+	"                 \"branch_probs\",\"items\",\"paper\",\"heuristics\",\"oh_rules\",\n"
+	"                 \"placement\",\"oracle_gap\"}\n"
 	"  --rates FILE   heuristic hit rates (default: the stored ones, else Table 1)\n"
 	"  --no-placement  skip the placement comparison\n"
 	"  --branch-probs SOURCE  where the static estimate's branch probabilities come\n"
@@ -98,15 +99,7 @@ static int parse_args(int argc, char **argv, struct compare_opts *o)
 			o->no_placement = true;
 			break;
 		case 'b':
-			if (!strcmp(optarg, "heuristics"))
-				o->probs = PROBS_HEURISTICS;
-			else if (!strcmp(optarg, "profile"))
-				o->probs = PROBS_PROFILE;
-			else if (!strcmp(optarg, "direction"))
-				o->probs = PROBS_DIRECTION;
-			else if (!strcmp(optarg, "loops"))
-				o->probs = PROBS_LOOPS;
-			else
+			if (static_eval__probs_lookup(optarg, &o->probs))
 				return usage_error("compare", "--branch-probs takes heuristics, "
 						   "profile, direction or loops, not '%s'", optarg);
 			break;
@@ -148,6 +141,7 @@ struct results {
 	unsigned ngap;
 	double rates[BH_COUNT];
 	char rates_from[PATH_MAX];
+	const char *probs; /* --branch-probs SOURCE */
 };
 
 /* One row of the per-heuristic table: branches, those that ran, dynamic and per-branch hit
@@ -184,7 +178,8 @@ static void print_text(const struct profile *p, const char *binary, const struct
 	bh__default_rates(def);
 	printf("profile %s, binary %s, build-id %s\n", p->source, binary,
 	       p->build_id[0] ? p->build_id : "none");
-	printf("heuristic rates: %s\n\n", r->rates_from[0] ? r->rates_from : "Table 1");
+	printf("heuristic rates: %s\n", r->rates_from[0] ? r->rates_from : "Table 1");
+	printf("branch probabilities: %s\n\n", r->probs);
 	printf("Wall's matching scores (U unweighted, W weighted); 'paper': Wu-Larus SPECint92 "
 	       "geometric means\n");
 	printf("%-8s %8s", "", "items");
@@ -303,6 +298,7 @@ static int print_json(const struct profile *p, const char *binary, const struct 
 	bh__default_rates(def);
 	jout_set(o, "profile", json_string(p->source), &err);
 	jout_set(o, "binary", json_string(binary), &err);
+	jout_set(o, "branch_probs", json_string(r->probs), &err);
 	jout_set(o, "rates_file", r->rates_from[0] ? json_string(r->rates_from) : json_null(),
 		 &err);
 	for (unsigned k = 0; k < SC_COUNT; k++) {
@@ -424,6 +420,7 @@ int cmd_compare(int argc, char **argv)
 		free(r);
 		return err;
 	}
+	r->probs = static_eval__probs_name(o.probs);
 	if (heuristic_rates__load(o.rates, r->rates, r->rates_from, sizeof(r->rates_from)))
 		goto out;
 	if (profile__read(o.profile, &p))

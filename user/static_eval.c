@@ -103,6 +103,24 @@ oom:
 	return pr_err("out of memory matching the profile to the binary");
 }
 
+static const char *const probs_names[] = { "heuristics", "profile", "direction", "loops" };
+
+const char *static_eval__probs_name(enum probs_source source)
+{
+	return (unsigned)source < sizeof(probs_names) / sizeof(probs_names[0]) ?
+		probs_names[source] : "?";
+}
+
+int static_eval__probs_lookup(const char *name, enum probs_source *out)
+{
+	for (unsigned k = 0; k < sizeof(probs_names) / sizeof(probs_names[0]); k++)
+		if (!strcmp(name, probs_names[k])) {
+			*out = (enum probs_source)k;
+			return 0;
+		}
+	return -1;
+}
+
 bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
 			double *prob)
 {

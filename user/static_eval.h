@@ -54,6 +54,12 @@ void dyn_profile__free(struct dyn_profile *dp);
  * every loop's trip count would give. */
 enum probs_source { PROBS_HEURISTICS, PROBS_PROFILE, PROBS_DIRECTION, PROBS_LOOPS };
 
+/* "heuristics", "profile", "direction", "loops". */
+const char *static_eval__probs_name(enum probs_source source);
+
+/* The source named NAME into *OUT. Returns 0, or -1 for an unknown name. */
+int static_eval__probs_lookup(const char *name, enum probs_source *out);
+
 struct probs_ctx {
 	const struct dyn_profile *dp;
 	enum probs_source source;
