@@ -107,6 +107,35 @@ static void test_static__figure1c(void **state)
 	cfg_fixture__free(f);
 }
 
+/* Caps: a measured loop of a million iterations per entry (back edge 1 - 1e-6) keeps its
+ * frequency with LF_LIMITS_MEASURED; an estimate is capped at LF_MAX_FREQ per invocation. */
+static void test_static__local_freq_limits(void **state)
+{
+	struct fx_edge edges[] = {
+		{ 0, 1, EDGE_FALLTHROUGH }, { 1, 1, EDGE_TAKEN }, { 1, 2, EDGE_NOT_TAKEN },
+		{ 2, 3, EDGE_RETURN },
+	};
+	struct cfg_func *f = CFG_FIXTURE("bigloop", 3, 0, edges);
+	double prob[4] = { 1.0, 1.0 - 1e-6, 1e-6, 1.0 }, bfreq[4], efreq[4];
+	struct cfg_domtree dom;
+	struct cfg_loops lp;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(cfg_dom__compute(&dom, f), 0);
+	assert_int_equal(cfg_loops__compute(&lp, f, &dom), 0);
+	assert_int_equal(local_freq__compute_limited(f, &lp, prob, bfreq, efreq,
+						     LF_LIMITS_MEASURED), 0);
+	near(bfreq[1], 1e6, 1e-3);
+	near(efreq[1], 1e6 - 1.0, 1e-3);
+	near(bfreq[2], 1.0, 1e-9);
+	assert_int_equal(local_freq__compute(f, &lp, prob, bfreq, efreq), 0);
+	near(bfreq[1], LF_MAX_FREQ, 1e-9);
+	cfg_loops__free(&lp);
+	cfg_dom__free(&dom);
+	cfg_fixture__free(f);
+}
+
 /* Nested loops with different heads (Figure 2): the inner loop's cyclic probability is used
  * for the outer one. Outer head 1 -> inner head 2; 2 -> 2 (0.88) | 3; 3 -> 1 (0.88) | 4.
  * bfreq(2) = bfreq(1) / 0.12; bfreq(3) = bfreq(1); bfreq(1) = 1 / 0.12. */
@@ -541,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_static__dempster_shafer_example),
 		cmocka_unit_test(test_static__figure1b),
 		cmocka_unit_test(test_static__figure1c),
+		cmocka_unit_test(test_static__local_freq_limits),
 		cmocka_unit_test(test_static__nested_loops),
 		cmocka_unit_test(test_static__irreducible),
 		cmocka_unit_test(test_static__call_graph_recursion),
