@@ -43,14 +43,20 @@ static void test_static__dempster_shafer_example(void **state)
 	assert_true(ds__combine(0.7, 0.45) < 0.7);
 }
 
+/* F's dominator tree and loops (loops.h). */
+static void loops_of(struct cfg_func *f, struct cfg_domtree *dom, struct cfg_loops *lp)
+{
+	assert_int_equal(cfg_dom__compute(dom, f), 0);
+	assert_int_equal(cfg_loops__compute(lp, f, dom), 0);
+}
+
 /* Loops.h, probabilities (Algorithm 1) and local frequencies (Algorithm 2) of F. */
 static void local_freqs(struct cfg_func *f, double *prob, double *bfreq, double *efreq)
 {
 	struct cfg_domtree dom;
 	struct cfg_loops lp;
 
-	assert_int_equal(cfg_dom__compute(&dom, f), 0);
-	assert_int_equal(cfg_loops__compute(&lp, f, &dom), 0);
+	loops_of(f, &dom, &lp);
 	assert_int_equal(ds__branch_probs(f, &lp, NULL, NULL, prob), 0);
 	assert_int_equal(local_freq__compute(f, &lp, prob, bfreq, efreq), 0);
 	cfg_loops__free(&lp);
@@ -122,8 +128,7 @@ static void test_static__local_freq_limits(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	assert_int_equal(cfg_dom__compute(&dom, f), 0);
-	assert_int_equal(cfg_loops__compute(&lp, f, &dom), 0);
+	loops_of(f, &dom, &lp);
 	assert_int_equal(local_freq__compute_limited(f, &lp, prob, bfreq, efreq,
 						     LF_LIMITS_MEASURED), 0);
 	near(bfreq[1], 1e6, 1e-3);
@@ -177,8 +182,7 @@ static void test_static__irreducible(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	assert_int_equal(cfg_dom__compute(&dom, f), 0);
-	assert_int_equal(cfg_loops__compute(&lp, f, &dom), 0);
+	loops_of(f, &dom, &lp);
 	assert_false(lp.reducible);
 	assert_int_equal(local_freq__compute(f, &lp, prob, bfreq, efreq), 0);
 	near(bfreq[1], 1.0, 1e-4);
