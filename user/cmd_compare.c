@@ -61,8 +61,9 @@ static const char compare_usage[] =
 	"                 profile's measured ones: the error left is the propagation's), or\n"
 	"                 direction (the heuristics' probabilities turned to the edge the\n"
 	"                 profile took more often: the error left is their magnitudes'), or\n"
-	"                 loops (the profile's on branches with a back edge, the heuristics'\n"
-	"                 elsewhere: what knowing each loop's trip count would give)\n"
+	"                 loops (the profile's on branches with a back edge or a loop exit,\n"
+	"                 the heuristics' elsewhere: what knowing each loop's trip count\n"
+	"                 would give)\n"
 	"  -h, --help     show this help\n"
 	"\n"
 	"Exit status: 0 success, 1 bad input, 2 bad command line.\n";

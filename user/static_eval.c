@@ -135,7 +135,7 @@ bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const str
 			const struct bh_branch *br = &bf->branches[j];
 			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
 
-			if (!(br->applies & (1u << BH_LBH)) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
+			if (!(br->applies & ((1u << BH_LBH) | (1u << BH_LEH))) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
 				continue;
 			prob[br->edge[0]] = (double)c0 / (double)(c0 + c1);
 			prob[br->edge[1]] = (double)c1 / (double)(c0 + c1);

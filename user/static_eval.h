@@ -50,8 +50,8 @@ void dyn_profile__free(struct dyn_profile *dp);
  * probabilities (what remains is the error of the propagation: caps, irreducible regions,
  * recursion, calls through pointers); or the heuristics' probabilities turned to the edge the
  * profile took more often (what remains is the error of their magnitudes); or the heuristics'
- * except on loop branches (a back edge and an exit), which get the profile's: what knowing
- * every loop's trip count would give. */
+ * except on loop branches (a back edge, or an edge leaving the branch's loop), which get the
+ * profile's: what knowing every loop's trip count would give. */
 enum probs_source { PROBS_HEURISTICS, PROBS_PROFILE, PROBS_DIRECTION, PROBS_LOOPS };
 
 /* "heuristics", "profile", "direction", "loops". */
@@ -68,8 +68,9 @@ struct probs_ctx {
 /* sp_probs_fn for static_profile__compute_with: CTX is a struct probs_ctx. PROBS_PROFILE:
  * every block whose out-edges were all counted and ran gets their measured shares; the others
  * keep theirs. PROBS_DIRECTION: every two-way branch that ran and took one edge more often
- * than the other gets max(p, 1 - p) on that edge. PROBS_LOOPS: every two-way branch with a back
- * edge that ran gets its measured shares. Returns true for PROBS_PROFILE and PROBS_LOOPS
+ * than the other gets max(p, 1 - p) on that edge. PROBS_LOOPS: every two-way branch that ran and
+ * where LBH or LEH applies (a back edge; an edge leaving its innermost loop while no successor
+ * is a loop header) gets its measured shares. Returns true for PROBS_PROFILE and PROBS_LOOPS
  * (measured: no caps). */
 bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
 			double *prob);
