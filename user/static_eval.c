@@ -124,8 +124,10 @@ int static_eval__probs_lookup(const char *name, enum probs_source *out)
 bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
 			double *prob)
 {
+	const uint16_t loop_heuristics = (1u << BH_LBH) | (1u << BH_LEH);
 	const struct probs_ctx *pc = ctx;
 	const struct dyn_func *df;
+	bool measured = false;
 
 	if (i >= pc->dp->nfuncs || pc->source == PROBS_HEURISTICS)
 		return false;
@@ -135,12 +137,13 @@ bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const str
 			const struct bh_branch *br = &bf->branches[j];
 			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
 
-			if (!(br->applies & ((1u << BH_LBH) | (1u << BH_LEH))) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
+			if (!(br->applies & loop_heuristics) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
 				continue;
 			prob[br->edge[0]] = (double)c0 / (double)(c0 + c1);
 			prob[br->edge[1]] = (double)c1 / (double)(c0 + c1);
+			measured = true;
 		}
-		return true;
+		return measured;
 	}
 	if (pc->source == PROBS_DIRECTION) {
 		for (uint32_t j = 0; j < bf->nbranches; j++) {
@@ -174,8 +177,9 @@ bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const str
 
 			prob[e] = (double)df->edge[e] / sum;
 		}
+		measured = true;
 	}
-	return true;
+	return measured;
 }
 
 /* Item lists of one analysis. */

@@ -70,8 +70,8 @@ struct probs_ctx {
  * keep theirs. PROBS_DIRECTION: every two-way branch that ran and took one edge more often
  * than the other gets max(p, 1 - p) on that edge. PROBS_LOOPS: every two-way branch that ran and
  * where LBH or LEH applies (a back edge; an edge leaving its innermost loop while no successor
- * is a loop header) gets its measured shares. Returns true for PROBS_PROFILE and PROBS_LOOPS
- * (measured: no caps). */
+ * is a loop header) gets its measured shares. Returns true when it replaced some
+ * probabilities by measured ones (PROBS_PROFILE, PROBS_LOOPS): no caps then. */
 bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
 			double *prob);
 
