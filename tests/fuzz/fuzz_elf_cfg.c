@@ -1,7 +1,9 @@
 /*
  * libFuzzer target for the whole static pipeline on untrusted bytes: open the input as an
  * in-memory ELF image, build the program CFG, compute dominators, post-dominators and loops
- * of every function and the call graph, then free everything. Any crash, leak or undefined
+ * of every function, the call graph and the static profile (Wu and Larus: branch heuristics
+ * decoded from the image, Dempster-Shafer, local and global frequencies), then free
+ * everything. Any crash, leak or undefined
  * behaviour (ASan/UBSan) is a finding; errors returned by the library are expected.
  */
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include "cfg/dominators.h"
 #include "cfg/elf_image.h"
 #include "cfg/loops.h"
+#include "estimators/static_profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elf_image img = { .fd = -1 };
 	struct cfg_program prog = { 0 };
 	struct cfg_callgraph cg = { 0 };
+	struct static_profile sp = { 0 };
 
 	if (elf_image__open_memory(&img, data, size, "fuzz-input"))
 		goto out;
@@ -58,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (cfg_callgraph__build(&cg, &prog) == 0)
 		cfg_callgraph__free(&cg);
+	if (static_profile__compute(&sp, &prog, NULL) == 0)
+		static_profile__free(&sp);
 out:
 	cfg_program__free(&prog);
 	elf_image__close(&img);
