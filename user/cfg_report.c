@@ -11,14 +11,7 @@
 #include <string.h>
 
 #include "cfg/symbols.h"
-
-#define HEXLEN 24
-
-static const char *hex(char *buf, uint64_t addr)
-{
-	snprintf(buf, HEXLEN, "0x%" PRIx64, addr);
-	return buf;
-}
+#include "json_out.h"
 
 int cfg_func_info__compute(struct cfg_func_info *fi, const struct cfg_func *f)
 {
@@ -180,7 +173,7 @@ int cfg_report__table(const struct cfg_report *r)
 		else
 			snprintf(loops, sizeof(loops), "%s", fi ? "0" : "-");
 		fprintf(r->out, "%-18s %7" PRIu32 " %7" PRIu32 " %6s %7" PRIu32 "  %-24s %s\n",
-			hex(h, f->entry), f->nblocks, f->nedges, loops, f->ninsns,
+			jout_addr(h, f->entry), f->nblocks, f->nedges, loops, f->ninsns,
 			cfg_report__flags(r, f, fi, flags, sizeof(flags)), f->name);
 		nblocks += f->nblocks;
 		nedges += f->nedges;
@@ -226,7 +219,7 @@ static void print_edge_extra(const struct cfg_report *r, const struct cfg_edge *
 		fprintf(r->out, " indirect");
 	if (e->target) {
 		name = callee_name(r, e->target);
-		fprintf(r->out, " -> %s%s%s%s", hex(h, e->target), name ? " <" : "",
+		fprintf(r->out, " -> %s%s%s%s", jout_addr(h, e->target), name ? " <" : "",
 			name ? name : "", name ? ">" : "");
 	}
 }
@@ -244,7 +237,7 @@ static void print_loops(const struct cfg_report *r, const struct cfg_func *f,
 		const struct cfg_loop *lp = &fi->loops.loops[l];
 
 		fprintf(r->out, "  L%-3" PRIu32 " header b%" PRIu32 " %s  depth %" PRIu32, l,
-			lp->header, hex(h, f->blocks[lp->header].start), lp->depth);
+			lp->header, jout_addr(h, f->blocks[lp->header].start), lp->depth);
 		if (lp->parent >= 0)
 			fprintf(r->out, " (in L%" PRId32 ")", lp->parent);
 		fprintf(r->out, "  %" PRIu32 " block%s  back edges from:", lp->nblocks,
@@ -283,11 +276,11 @@ static void print_calls(const struct cfg_report *r, const struct cfg_func *f)
 		const struct cfg_call *c = &f->calls[i];
 		const char *name = c->name ? c->name : callee_name(r, c->target);
 
-		fprintf(r->out, "  %-18s b%-5" PRIu32 " %-5s %s", hex(h, c->site), c->block,
+		fprintf(r->out, "  %-18s b%-5" PRIu32 " %-5s %s", jout_addr(h, c->site), c->block,
 			c->tail ? "tail" : "call",
 			name ? name : (c->indirect ? "(indirect)" : "?"));
 		if (c->target)
-			fprintf(r->out, " %s", hex(t, c->target));
+			fprintf(r->out, " %s", jout_addr(t, c->target));
 		if (c->indirect && name)
 			fprintf(r->out, " indirect");
 		if (c->external)
@@ -306,7 +299,7 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 	int line;
 
 	fprintf(r->out, "function %s\n", f->name);
-	fprintf(r->out, "  entry    %s", hex(h, f->entry));
+	fprintf(r->out, "  entry    %s", jout_addr(h, f->entry));
 	if (f->nblocks)
 		fprintf(r->out, " (block b%" PRIu32 ")", f->entry_block);
 	fprintf(r->out, "\n");
@@ -317,7 +310,7 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 		fprintf(r->out, "  source   %s:%d\n", file, line);
 	fprintf(r->out, "  flags    %s\n", cfg_report__flags(r, f, fi, flags, sizeof(flags)));
 	if (f->flags & CFG_FUNC_BAD_CODE)
-		fprintf(r->out, "  bad code at %s\n", hex(h, f->bad_addr));
+		fprintf(r->out, "  bad code at %s\n", jout_addr(h, f->bad_addr));
 	fprintf(r->out, "  shape    %" PRIu32 " blocks, %" PRIu32 " edges, %" PRIu32
 		" instructions", f->nblocks, f->nedges, f->ninsns);
 	if (fi && fi->analyzed)
@@ -342,7 +335,7 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 		if (fi && fi->analyzed && fi->loops.innermost[i] >= 0)
 			snprintf(loop, sizeof(loop), "L%" PRId32, fi->loops.innermost[i]);
 		fprintf(r->out, "  b%-5" PRIu32 " %-18s %-18s %5" PRIu32 " %6s %6s %5s  ", i,
-			hex(h, bl->start), hex(e, bl->end), bl->ninsns, a, b, loop);
+			jout_addr(h, bl->start), jout_addr(e, bl->end), bl->ninsns, a, b, loop);
 		if (line_of(r, bl->start, &file, &line))
 			fprintf(r->out, "%s:%d", basename_of(file), line);
 		else
@@ -372,12 +365,12 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 		const struct cfg_jump_table *t = &f->tables[i];
 
 		fprintf(r->out, "  jump %s  table %s  %" PRIu32 " entries x %u bytes%s\n",
-			hex(h, t->jump), hex(e, t->table), t->entries, t->entry_size,
+			jout_addr(h, t->jump), jout_addr(e, t->table), t->entries, t->entry_size,
 			t->relative ? " (relative)" : "");
 	}
 	fprintf(r->out, "\nunresolved jumps: %" PRIu32 "\n", f->nunresolved);
 	for (uint32_t i = 0; i < f->nunresolved; i++)
-		fprintf(r->out, "  %s\n", hex(h, f->unresolved[i]));
+		fprintf(r->out, "  %s\n", jout_addr(h, f->unresolved[i]));
 	return finish(r->out);
 }
 
@@ -405,7 +398,7 @@ int cfg_report__dot(const struct cfg_report *r, const struct cfg_func *f,
 	fprintf(r->out, "digraph ");
 	dot_string(r->out, f->name);
 	fprintf(r->out, " {\n");
-	snprintf(label, sizeof(label), "%s @ %s", f->name, hex(h, f->entry));
+	snprintf(label, sizeof(label), "%s @ %s", f->name, jout_addr(h, f->entry));
 	fprintf(r->out, "\tgraph [fontname=\"monospace\", labelloc=t, label=");
 	dot_string(r->out, label);
 	fprintf(r->out, "];\n");
@@ -414,7 +407,7 @@ int cfg_report__dot(const struct cfg_report *r, const struct cfg_func *f,
 	for (uint32_t i = 0; i < f->nblocks; i++) {
 		const struct cfg_block *bl = &f->blocks[i];
 		int n = snprintf(label, sizeof(label), "b%" PRIu32 " %s\\n%" PRIu32 " insn%s", i,
-				 hex(h, bl->start), bl->ninsns, bl->ninsns == 1 ? "" : "s");
+				 jout_addr(h, bl->start), bl->ninsns, bl->ninsns == 1 ? "" : "s");
 
 		if (line_of(r, bl->start, &file, &line) && n > 0 && (size_t)n < sizeof(label)) {
 			snprintf(label + n, sizeof(label) - n, "\\n%s:%d", basename_of(file), line);
@@ -457,32 +450,12 @@ int cfg_report__dot(const struct cfg_report *r, const struct cfg_func *f,
 
 /* --- JSON ----------------------------------------------------------------------------------- */
 
-static json_t *jhex(uint64_t addr)
-{
-	char h[HEXLEN];
-
-	return json_string(hex(h, addr));
-}
-
 /* The JSON name of vertex V of F: the block's start address or "exit". */
 static json_t *jvertex(const struct cfg_func *f, uint32_t v)
 {
 	if (v >= f->nblocks)
 		return json_string("exit");
-	return jhex(f->blocks[v].start);
-}
-
-/* Sets KEY of O to V (stolen); counts failures (including V == NULL) in *ERR. */
-static void jset(json_t *o, const char *key, json_t *v, int *err)
-{
-	if (!v || json_object_set_new(o, key, v))
-		(*err)++;
-}
-
-static void jpush(json_t *a, json_t *v, int *err)
-{
-	if (!v || json_array_append_new(a, v))
-		(*err)++;
+	return jout_hex(f->blocks[v].start);
 }
 
 static json_t *json_edge_ref(const struct cfg_func *f, uint32_t edge, int *err)
@@ -493,8 +466,8 @@ static json_t *json_edge_ref(const struct cfg_func *f, uint32_t edge, int *err)
 		(*err)++;
 		return NULL;
 	}
-	jset(o, "from", jvertex(f, f->edges[edge].from), err);
-	jset(o, "to", jvertex(f, f->edges[edge].to), err);
+	jout_set(o, "from", jvertex(f, f->edges[edge].from), err);
+	jout_set(o, "to", jvertex(f, f->edges[edge].to), err);
 	return o;
 }
 
@@ -512,7 +485,7 @@ static json_t *json_flags(const struct cfg_report *r, const struct cfg_func *f,
 	if (!strcmp(buf, "-"))
 		return a;
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-		jpush(a, json_string(tok), err);
+		jout_push(a, json_string(tok), err);
 	return a;
 }
 
@@ -530,14 +503,14 @@ static json_t *json_blocks(const struct cfg_report *r, const struct cfg_func *f,
 			(*err)++;
 			break;
 		}
-		jset(o, "addr", jhex(bl->start), err);
-		jset(o, "end", jhex(bl->end), err);
-		jset(o, "insns", json_integer(bl->ninsns), err);
+		jout_set(o, "addr", jout_hex(bl->start), err);
+		jout_set(o, "end", jout_hex(bl->end), err);
+		jout_set(o, "insns", json_integer(bl->ninsns), err);
 		if (line_of(r, bl->start, &file, &line)) {
-			jset(o, "file", json_string(file), err);
-			jset(o, "line", json_integer(line), err);
+			jout_set(o, "file", json_string(file), err);
+			jout_set(o, "line", json_integer(line), err);
 		}
-		jpush(a, o, err);
+		jout_push(a, o, err);
 	}
 	return a;
 }
@@ -556,24 +529,24 @@ static json_t *json_edges(const struct cfg_report *r, const struct cfg_func *f,
 			(*err)++;
 			break;
 		}
-		jset(o, "from", jvertex(f, e->from), err);
-		jset(o, "to", jvertex(f, e->to), err);
-		jset(o, "kind", json_string(cfg_edge_kind__name(e->kind)), err);
+		jout_set(o, "from", jvertex(f, e->from), err);
+		jout_set(o, "to", jvertex(f, e->to), err);
+		jout_set(o, "kind", json_string(cfg_edge_kind__name(e->kind)), err);
 		if (e->kind == EDGE_SWITCH)
-			jset(o, "cases", json_integer(e->ncases), err);
+			jout_set(o, "cases", json_integer(e->ncases), err);
 		if (e->flags & CFG_EDGE_COND_TAKEN)
-			jset(o, "conditional", json_true(), err);
+			jout_set(o, "conditional", json_true(), err);
 		if (e->flags & CFG_EDGE_INDIRECT)
-			jset(o, "indirect", json_true(), err);
+			jout_set(o, "indirect", json_true(), err);
 		if (e->target) {
-			jset(o, "target", jhex(e->target), err);
+			jout_set(o, "target", jout_hex(e->target), err);
 			name = callee_name(r, e->target);
 			if (name)
-				jset(o, "callee", json_string(name), err);
+				jout_set(o, "callee", json_string(name), err);
 		}
 		if (fi && fi->analyzed && fi->loops.is_back_edge[i])
-			jset(o, "back", json_true(), err);
-		jpush(a, o, err);
+			jout_set(o, "back", json_true(), err);
+		jout_push(a, o, err);
 	}
 	return a;
 }
@@ -587,25 +560,25 @@ static json_t *json_loops(const struct cfg_func *f, const struct cfg_func_info *
 		json_t *o = json_object(), *body = json_array(), *back = json_array(),
 		       *exits = json_array();
 
-		jset(o, "header", jhex(f->blocks[lp->header].start), err);
-		jset(o, "depth", json_integer(lp->depth), err);
-		jset(o, "parent", lp->parent >= 0 ? json_integer(lp->parent) : json_null(), err);
+		jout_set(o, "header", jout_hex(f->blocks[lp->header].start), err);
+		jout_set(o, "depth", json_integer(lp->depth), err);
+		jout_set(o, "parent", lp->parent >= 0 ? json_integer(lp->parent) : json_null(), err);
 		for (uint32_t k = 0; body && k < lp->nblocks; k++)
-			jpush(body, jhex(f->blocks[lp->blocks[k]].start), err);
+			jout_push(body, jout_hex(f->blocks[lp->blocks[k]].start), err);
 		for (uint32_t k = 0; back && k < lp->nback; k++)
-			jpush(back, json_edge_ref(f, lp->back_edges[k], err), err);
+			jout_push(back, json_edge_ref(f, lp->back_edges[k], err), err);
 		for (uint32_t k = 0; exits && k < lp->nexits; k++)
-			jpush(exits, json_edge_ref(f, lp->exits[k], err), err);
+			jout_push(exits, json_edge_ref(f, lp->exits[k], err), err);
 		if (o) {
-			jset(o, "blocks", body, err);
-			jset(o, "back_edges", back, err);
-			jset(o, "exits", exits, err);
+			jout_set(o, "blocks", body, err);
+			jout_set(o, "back_edges", back, err);
+			jout_set(o, "exits", exits, err);
 		} else {
 			json_decref(body);
 			json_decref(back);
 			json_decref(exits);
 		}
-		jpush(a, o, err);
+		jout_push(a, o, err);
 	}
 	return a;
 }
@@ -623,14 +596,14 @@ static json_t *json_calls(const struct cfg_report *r, const struct cfg_func *f, 
 			(*err)++;
 			break;
 		}
-		jset(o, "site", jhex(c->site), err);
-		jset(o, "target", c->target ? jhex(c->target) : json_null(), err);
-		jset(o, "name", name ? json_string(name) : json_null(), err);
-		jset(o, "indirect", json_boolean(c->indirect), err);
-		jset(o, "tail", json_boolean(c->tail), err);
-		jset(o, "noreturn", json_boolean(c->noreturn), err);
-		jset(o, "external", json_boolean(c->external), err);
-		jpush(a, o, err);
+		jout_set(o, "site", jout_hex(c->site), err);
+		jout_set(o, "target", c->target ? jout_hex(c->target) : json_null(), err);
+		jout_set(o, "name", name ? json_string(name) : json_null(), err);
+		jout_set(o, "indirect", json_boolean(c->indirect), err);
+		jout_set(o, "tail", json_boolean(c->tail), err);
+		jout_set(o, "noreturn", json_boolean(c->noreturn), err);
+		jout_set(o, "external", json_boolean(c->external), err);
+		jout_push(a, o, err);
 	}
 	return a;
 }
@@ -647,12 +620,12 @@ static json_t *json_tables(const struct cfg_func *f, int *err)
 			(*err)++;
 			break;
 		}
-		jset(o, "jump", jhex(t->jump), err);
-		jset(o, "table", jhex(t->table), err);
-		jset(o, "entries", json_integer(t->entries), err);
-		jset(o, "entry_size", json_integer(t->entry_size), err);
-		jset(o, "relative", json_boolean(t->relative), err);
-		jpush(a, o, err);
+		jout_set(o, "jump", jout_hex(t->jump), err);
+		jout_set(o, "table", jout_hex(t->table), err);
+		jout_set(o, "entries", json_integer(t->entries), err);
+		jout_set(o, "entry_size", json_integer(t->entry_size), err);
+		jout_set(o, "relative", json_boolean(t->relative), err);
+		jout_push(a, o, err);
 	}
 	return a;
 }
@@ -670,32 +643,32 @@ static json_t *json_func(const struct cfg_report *r, const struct cfg_func *f,
 		json_decref(src);
 		return NULL;
 	}
-	jset(o, "name", json_string(f->name), &err);
-	jset(o, "addr", jhex(f->entry), &err);
-	jset(o, "size", json_integer((json_int_t)f->sym_size), &err);
+	jout_set(o, "name", json_string(f->name), &err);
+	jout_set(o, "addr", jout_hex(f->entry), &err);
+	jout_set(o, "size", json_integer((json_int_t)f->sym_size), &err);
 	for (size_t i = 0; i < sizeof(source_names) / sizeof(source_names[0]); i++)
 		if (f->sources & (1u << i))
-			jpush(src, json_string(source_names[i]), &err);
-	jset(o, "found_by", src, &err);
-	jset(o, "flags", json_flags(r, f, fi, &err), &err);
+			jout_push(src, json_string(source_names[i]), &err);
+	jout_set(o, "found_by", src, &err);
+	jout_set(o, "flags", json_flags(r, f, fi, &err), &err);
 	if (f->flags & CFG_FUNC_BAD_CODE)
-		jset(o, "bad_addr", jhex(f->bad_addr), &err);
+		jout_set(o, "bad_addr", jout_hex(f->bad_addr), &err);
 	if (line_of(r, f->entry, &file, &line)) {
-		jset(o, "file", json_string(file), &err);
-		jset(o, "line", json_integer(line), &err);
+		jout_set(o, "file", json_string(file), &err);
+		jout_set(o, "line", json_integer(line), &err);
 	}
-	jset(o, "insns", json_integer(f->ninsns), &err);
-	jset(o, "blocks", json_blocks(r, f, &err), &err);
-	jset(o, "edges", json_edges(r, f, fi, &err), &err);
+	jout_set(o, "insns", json_integer(f->ninsns), &err);
+	jout_set(o, "blocks", json_blocks(r, f, &err), &err);
+	jout_set(o, "edges", json_edges(r, f, fi, &err), &err);
 	if (fi && fi->analyzed) {
-		jset(o, "reducible", json_boolean(fi->loops.reducible), &err);
-		jset(o, "loops", json_loops(f, fi, &err), &err);
+		jout_set(o, "reducible", json_boolean(fi->loops.reducible), &err);
+		jout_set(o, "loops", json_loops(f, fi, &err), &err);
 	}
-	jset(o, "calls", json_calls(r, f, &err), &err);
-	jset(o, "jump_tables", json_tables(f, &err), &err);
+	jout_set(o, "calls", json_calls(r, f, &err), &err);
+	jout_set(o, "jump_tables", json_tables(f, &err), &err);
 	for (uint32_t i = 0; i < f->nunresolved; i++)
-		jpush(unres, jhex(f->unresolved[i]), &err);
-	jset(o, "unresolved", unres, &err);
+		jout_push(unres, jout_hex(f->unresolved[i]), &err);
+	jout_set(o, "unresolved", unres, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -710,13 +683,13 @@ static json_t *json_binary(const struct cfg_report *r)
 
 	if (!o)
 		return NULL;
-	jset(o, "path", json_string(r->img->path ? r->img->path : ""), &err);
-	jset(o, "build_id", r->img->build_id[0] ? json_string(r->img->build_id) : json_null(),
+	jout_set(o, "path", json_string(r->img->path ? r->img->path : ""), &err);
+	jout_set(o, "build_id", r->img->build_id[0] ? json_string(r->img->build_id) : json_null(),
 	     &err);
-	jset(o, "pie", json_boolean(r->img->pie), &err);
-	jset(o, "entry", jhex(r->img->entry), &err);
-	jset(o, "stripped", json_boolean(r->prog->syms.stripped), &err);
-	jset(o, "nfunctions", json_integer((json_int_t)r->prog->nfuncs), &err);
+	jout_set(o, "pie", json_boolean(r->img->pie), &err);
+	jout_set(o, "entry", jout_hex(r->img->entry), &err);
+	jout_set(o, "stripped", json_boolean(r->prog->syms.stripped), &err);
+	jout_set(o, "nfunctions", json_integer((json_int_t)r->prog->nfuncs), &err);
 	if (err) {
 		json_decref(o);
 		return NULL;
