@@ -171,6 +171,9 @@ for src in profile direction loops heuristics; do
 		fail "compare --branch-probs $src: failed ($(head -n 1 "$tmp/bp.err"))"
 	fi
 done
+# The placement table does not depend on the source: its static weights are the estimate's.
+"$EDGEPROF" compare --json --branch-probs profile "$tmp/p.data" >"$tmp/bp-placement.json" \
+	2>"$tmp/bp.err" || fail "compare --branch-probs profile (placement): failed"
 python3 - "$tmp" <<'PY' || fail "compare --branch-probs: scores (above)"
 import json, sys
 t = sys.argv[1]
@@ -188,6 +191,8 @@ with open(f"{t}/cmp.json") as f:
 assert c["scores"] == d["heuristics"]["scores"] and c["branch_probs"] == "heuristics"
 for src, x in d.items():
     assert x["branch_probs"] == src, (src, x["branch_probs"])
+with open(f"{t}/bp-placement.json") as f:
+    assert json.load(f)["placement"] == c["placement"], "placement depends on --branch-probs"
 PY
 
 # calibrate-heuristics writes a rates file that compare uses.

@@ -405,7 +405,8 @@ int cmd_compare(int argc, char **argv)
 	struct profile p = { 0 };
 	struct elf_image img = { .fd = -1 };
 	struct cfg_program prog = { 0 };
-	struct static_profile sp = { 0 };
+	struct static_profile sp = { 0 }, est = { 0 };
+	const struct static_profile *static_weights = &sp;
 	struct dyn_profile dp = { 0 };
 	struct run_weights rw = { 0 };
 	struct probs_ctx pctx = { 0 };
@@ -466,10 +467,20 @@ int cmd_compare(int argc, char **argv)
 		r->pc[PC_RECORDED].hits = p.hits;
 		r->pc[PC_RECORDED].nsites = p.nsites;
 		static_eval__profile_cost(&p, &prog, &dp, &r->pc[PC_SITES]);
+		/* The static weights are the static estimate's, whatever --branch-probs says. */
+		if (o.probs != PROBS_HEURISTICS) {
+			if (static_profile__compute(&est, &prog, r->rates)) {
+				pr_err("'%s': cannot estimate the static profile: out of memory",
+				       binary);
+				goto out;
+			}
+			static_weights = &est;
+		}
 		if (static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs, NULL, NULL,
 					   &r->pc[PC_DEFAULT]) ||
 		    static_eval__plan_cost(&prog, &dp, PLACEMENT_CHORDS, &p.costs,
-					   static_eval__weights, &sp, &r->pc[PC_STATIC]) ||
+					   static_eval__weights, (void *)static_weights,
+					   &r->pc[PC_STATIC]) ||
 		    static_eval__plan_cost(&prog, &dp, PLACEMENT_NAIVE, &p.costs, NULL, NULL,
 					   &r->pc[PC_NAIVE]))
 			goto out;
@@ -490,6 +501,7 @@ out:
 	run_weights__free(&rw);
 	dyn_profile__free(&dp);
 	static_profile__free(&sp);
+	static_profile__free(&est);
 	if (built)
 		cfg_program__free(&prog);
 	if (opened)
