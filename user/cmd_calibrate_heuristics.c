@@ -166,6 +166,7 @@ int cmd_calibrate_heuristics(int argc, char **argv)
 	struct input *in = NULL;
 	struct heur_stats hs = { 0 };
 	double before[BH_COUNT], after[BH_COUNT], def[BH_COUNT];
+	uint64_t ran[BH_COUNT];
 	char from[PATH_MAX], saved[PATH_MAX] = "";
 	int ret = EXIT_INPUT, err;
 
@@ -188,8 +189,9 @@ int cmd_calibrate_heuristics(int argc, char **argv)
 			goto out;
 	for (unsigned k = 0; k < BH_COUNT; k++) {
 		after[k] = def[k];
-		if (hs.executed[k] >= o.min && hs.total[k] > 0) {
-			after[k] = hs.hits[k] / hs.total[k];
+		ran[k] = hs.h[k].executed;
+		if (hs.h[k].executed >= o.min && hs.h[k].total > 0) {
+			after[k] = hs.h[k].hits / hs.h[k].total;
 			after[k] = after[k] < RATE_MIN ? RATE_MIN : after[k] > RATE_MAX ? RATE_MAX :
 				   after[k];
 		}
@@ -197,21 +199,15 @@ int cmd_calibrate_heuristics(int argc, char **argv)
 	for (size_t i = 0; i < o.nprofiles; i++)
 		if (score(&in[i], after, in[i].after, NULL))
 			goto out;
-	if (!o.dry_run && heuristic_rates__save(o.rates, after, hs.executed, o.profiles,
+	if (!o.dry_run && heuristic_rates__save(o.rates, after, ran, o.profiles,
 						o.nprofiles, saved, sizeof(saved)))
 		goto out;
 
 	printf("heuristic  branches       ran  dynamic  per-branch   before    after\n");
 	for (unsigned k = 0; k < BH_COUNT; k++) {
-		printf("%-9s %9llu %9llu", bh__name(k), (unsigned long long)hs.applied[k],
-		       (unsigned long long)hs.executed[k]);
-		if (hs.total[k] > 0)
-			printf("    %.3f       %.3f", hs.hits[k] / hs.total[k],
-			       hs.frac[k] / (double)hs.executed[k]);
-		else
-			printf("        -           -");
+		heur_rate__print(bh__name(k), &hs.h[k]);
 		printf("    %.3f    %.3f%s\n", before[k], after[k],
-		       hs.executed[k] < o.min ? "  (too few: Table 1)" : "");
+		       hs.h[k].executed < o.min ? "  (too few: Table 1)" : "");
 	}
 	printf("\ntop-20%% weighted scores, before -> after (paper: LBK .82 LBR .69 FI .85 FC .72 "
 	       "GBK .77 GBR .78)\n");

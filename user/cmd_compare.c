@@ -145,30 +145,16 @@ struct results {
 	const char *probs; /* --branch-probs SOURCE */
 };
 
-/* One row of the per-heuristic table: branches, those that ran, dynamic and per-branch hit
- * rates (no newline). */
-static void print_rate(const char *name, uint64_t applied, uint64_t executed, double hits,
-		       double total, double frac)
-{
-	printf("%-10s %8llu %9llu", name, (unsigned long long)applied,
-	       (unsigned long long)executed);
-	if (total > 0)
-		printf("    %.3f       %.3f", hits / total, frac / (double)executed);
-	else
-		printf("        -           -");
-}
-
-/* The same as JSON: {"branches","ran","hit_rate","branch_rate"}. */
-static json_t *rate_json(uint64_t applied, uint64_t executed, double hits, double total,
-			 double frac, int *err)
+/* R as JSON: {"branches","ran","hit_rate","branch_rate"}. */
+static json_t *rate_json(const struct heur_rate *r, int *err)
 {
 	json_t *x = json_object();
 
-	jout_set(x, "branches", json_integer((json_int_t)applied), err);
-	jout_set(x, "ran", json_integer((json_int_t)executed), err);
-	jout_set(x, "hit_rate", total > 0 ? json_real(hits / total) : json_null(), err);
-	jout_set(x, "branch_rate", executed ? json_real(frac / (double)executed) : json_null(),
-		 err);
+	jout_set(x, "branches", json_integer((json_int_t)r->applied), err);
+	jout_set(x, "ran", json_integer((json_int_t)r->executed), err);
+	jout_set(x, "hit_rate", r->total > 0 ? json_real(r->hits / r->total) : json_null(), err);
+	jout_set(x, "branch_rate", r->executed ? json_real(r->frac / (double)r->executed) :
+		 json_null(), err);
 	return x;
 }
 
@@ -224,16 +210,14 @@ static void print_text(const struct profile *p, const char *binary, const struct
 	       " averaged with weights its dynamic executions; items column: functions)\n");
 	printf("\nheuristic  branches       ran  dynamic  per-branch  Table 1  rate used\n");
 	for (unsigned k = 0; k < BH_COUNT; k++) {
-		print_rate(bh__name(k), r->hs.applied[k], r->hs.executed[k], r->hs.hits[k],
-			   r->hs.total[k], r->hs.frac[k]);
+		heur_rate__print(bh__name(k), &r->hs.h[k]);
 		printf("    %.3f      %.3f\n", def[k], r->rates[k]);
 	}
 	for (unsigned q = BH_OH_SIGN; q < BH_OH_NRULES; q++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "OH %s", bh__oh_rule_name(q));
-		print_rate(name, r->hs.oh_applied[q], r->hs.oh_executed[q], r->hs.oh_hits[q],
-			   r->hs.oh_total[q], r->hs.oh_frac[q]);
+		heur_rate__print(name, &r->hs.oh[q]);
 		printf("\n");
 	}
 	if (!r->have_pc)
@@ -353,8 +337,7 @@ static int print_json(const struct profile *p, const char *binary, const struct 
 	jout_set(o, "items", items, &err);
 	jout_set(o, "paper", paper, &err);
 	for (unsigned k = 0; k < BH_COUNT; k++) {
-		json_t *x = rate_json(r->hs.applied[k], r->hs.executed[k], r->hs.hits[k],
-				      r->hs.total[k], r->hs.frac[k], &err);
+		json_t *x = rate_json(&r->hs.h[k], &err);
 
 		jout_set(x, "table1", json_real(def[k]), &err);
 		jout_set(x, "rate_used", json_real(r->rates[k]), &err);
@@ -365,10 +348,7 @@ static int print_json(const struct profile *p, const char *binary, const struct 
 		json_t *ohr = json_object();
 
 		for (unsigned q = BH_OH_SIGN; q < BH_OH_NRULES; q++)
-			jout_set(ohr, bh__oh_rule_name(q),
-				 rate_json(r->hs.oh_applied[q], r->hs.oh_executed[q],
-					   r->hs.oh_hits[q], r->hs.oh_total[q], r->hs.oh_frac[q],
-					   &err), &err);
+			jout_set(ohr, bh__oh_rule_name(q), rate_json(&r->hs.oh[q], &err), &err);
 		jout_set(o, "oh_rules", ohr, &err);
 	}
 	if (r->have_pc) {

@@ -4,6 +4,7 @@
 #include "static_eval.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,6 +352,29 @@ out:
 	return ret;
 }
 
+/* Counts one branch where R's heuristic applied: RAN, HIT of its TOTAL executions taking the
+ * predicted edge. */
+static void heur_rate__add(struct heur_rate *r, bool ran, double hit, double total)
+{
+	r->applied++;
+	if (!ran)
+		return;
+	r->executed++;
+	r->total += total;
+	r->hits += hit;
+	r->frac += hit / total;
+}
+
+void heur_rate__print(const char *name, const struct heur_rate *r)
+{
+	printf("%-10s %8llu %9llu", name, (unsigned long long)r->applied,
+	       (unsigned long long)r->executed);
+	if (r->total > 0)
+		printf("    %.3f       %.3f", r->hits / r->total, r->frac / (double)r->executed);
+	else
+		printf("        -           -");
+}
+
 void static_eval__heuristics(const struct static_profile *sp, const struct dyn_profile *dp,
 			     struct heur_stats *hs)
 {
@@ -362,28 +386,17 @@ void static_eval__heuristics(const struct static_profile *sp, const struct dyn_p
 			const struct bh_branch *br = &bf->branches[j];
 			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
 
+			bool ran = c0 >= 0 && c1 >= 0 && c0 + c1 > 0;
+
 			for (unsigned k = 0; k < BH_COUNT; k++) {
 				if (!(br->applies & (1u << k)))
 					continue;
 				double hit = (double)((br->predicts & (1u << k)) ? c1 : c0);
-				bool ran = c0 >= 0 && c1 >= 0 && c0 + c1 > 0;
-				unsigned r = br->oh_rule < BH_OH_NRULES ? br->oh_rule : 0;
 
-				hs->applied[k]++;
-				if (k == BH_OH)
-					hs->oh_applied[r]++;
-				if (!ran)
-					continue;
-				hs->executed[k]++;
-				hs->total[k] += (double)(c0 + c1);
-				hs->hits[k] += hit;
-				hs->frac[k] += hit / (double)(c0 + c1);
-				if (k == BH_OH) {
-					hs->oh_executed[r]++;
-					hs->oh_total[r] += (double)(c0 + c1);
-					hs->oh_hits[r] += hit;
-					hs->oh_frac[r] += hit / (double)(c0 + c1);
-				}
+				heur_rate__add(&hs->h[k], ran, hit, (double)(c0 + c1));
+				if (k == BH_OH && br->oh_rule < BH_OH_NRULES)
+					heur_rate__add(&hs->oh[br->oh_rule], ran, hit,
+						       (double)(c0 + c1));
 			}
 		}
 	}

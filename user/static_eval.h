@@ -99,18 +99,24 @@ void score__paper(unsigned k, unsigned pct_index, double *u, double *w);
 int static_eval__scores(const struct static_profile *sp, const struct dyn_profile *dp,
 			const struct cfg_program *prog, struct score_table *t);
 
-/* Per heuristic: static branches where it applied, those that ran, the executions of its
- * predicted edge over the executions of those branches (HITS / TOTAL: the dynamic hit rate,
- * dominated by the hottest branches), and the sum over those branches of the fraction of
- * each one's executions that took the predicted edge (FRAC / EXECUTED: the mean per branch,
- * which is what a branch probability estimates for a branch not yet seen). */
-struct heur_stats {
-	uint64_t applied[BH_COUNT], executed[BH_COUNT];
-	double hits[BH_COUNT], total[BH_COUNT], frac[BH_COUNT];
-	/* The same for each of OH's rules (index enum bh_oh_rule). */
-	uint64_t oh_applied[BH_OH_NRULES], oh_executed[BH_OH_NRULES];
-	double oh_hits[BH_OH_NRULES], oh_total[BH_OH_NRULES], oh_frac[BH_OH_NRULES];
+/* One heuristic's record: static branches where it applied, those that ran, the executions
+ * of its predicted edge over the executions of those branches (HITS / TOTAL: the dynamic hit
+ * rate, dominated by the hottest branches), and the sum over those branches of the fraction
+ * of each one's executions that took the predicted edge (FRAC / EXECUTED: the mean per
+ * branch, which is what a branch probability estimates for a branch not yet seen). */
+struct heur_rate {
+	uint64_t applied, executed;
+	double hits, total, frac;
 };
+
+struct heur_stats {
+	struct heur_rate h[BH_COUNT];      /* per heuristic */
+	struct heur_rate oh[BH_OH_NRULES]; /* OH's, per rule (enum bh_oh_rule) */
+};
+
+/* Prints R as one table row without a newline: NAME, branches, those that ran, the dynamic
+ * and the per-branch hit rate ("-" when none ran). */
+void heur_rate__print(const char *name, const struct heur_rate *r);
 
 /* Adds SP's heuristic predictions measured on DP to HS (not zeroed). */
 void static_eval__heuristics(const struct static_profile *sp, const struct dyn_profile *dp,
