@@ -122,6 +122,32 @@ int static_eval__probs_lookup(const char *name, enum probs_source *out)
 	return -1;
 }
 
+/* Gives block B's out-edges their measured shares of DF's counts when every one was counted
+ * and they ran. Returns whether it did. */
+static bool measured_shares(const struct cfg_func *f, const struct dyn_func *df, uint32_t b,
+			    double *prob)
+{
+	const struct cfg_block *cb = &f->blocks[b];
+	double sum = 0;
+	uint32_t k;
+
+	for (k = 0; k < cb->nsucc; k++) {
+		int64_t n = df->edge[f->succ[cb->first_succ + k]];
+
+		if (n < 0)
+			return false;
+		sum += (double)n;
+	}
+	if (!(sum > 0))
+		return false;
+	for (k = 0; k < cb->nsucc; k++) {
+		uint32_t e = f->succ[cb->first_succ + k];
+
+		prob[e] = (double)df->edge[e] / sum;
+	}
+	return true;
+}
+
 bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const struct bh_func *bf,
 			double *prob)
 {
@@ -134,16 +160,9 @@ bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const str
 		return false;
 	df = &pc->dp->funcs[i];
 	if (pc->source == PROBS_LOOPS) {
-		for (uint32_t j = 0; j < bf->nbranches; j++) {
-			const struct bh_branch *br = &bf->branches[j];
-			int64_t c0 = df->edge[br->edge[0]], c1 = df->edge[br->edge[1]];
-
-			if (!(br->applies & loop_heuristics) || c0 < 0 || c1 < 0 || c0 + c1 == 0)
-				continue;
-			prob[br->edge[0]] = (double)c0 / (double)(c0 + c1);
-			prob[br->edge[1]] = (double)c1 / (double)(c0 + c1);
-			measured = true;
-		}
+		for (uint32_t j = 0; j < bf->nbranches; j++)
+			if (bf->branches[j].applies & loop_heuristics)
+				measured |= measured_shares(f, df, bf->branches[j].block, prob);
 		return measured;
 	}
 	if (pc->source == PROBS_DIRECTION) {
@@ -159,27 +178,8 @@ bool static_eval__probs(void *ctx, size_t i, const struct cfg_func *f, const str
 		}
 		return false;
 	}
-	for (uint32_t b = 0; b < f->nblocks; b++) {
-		const struct cfg_block *cb = &f->blocks[b];
-		double sum = 0;
-		uint32_t k;
-
-		for (k = 0; k < cb->nsucc; k++) {
-			int64_t n = df->edge[f->succ[cb->first_succ + k]];
-
-			if (n < 0)
-				break;
-			sum += (double)n;
-		}
-		if (k < cb->nsucc || !(sum > 0))
-			continue;
-		for (k = 0; k < cb->nsucc; k++) {
-			uint32_t e = f->succ[cb->first_succ + k];
-
-			prob[e] = (double)df->edge[e] / sum;
-		}
-		measured = true;
-	}
+	for (uint32_t b = 0; b < f->nblocks; b++)
+		measured |= measured_shares(f, df, b, prob);
 	return measured;
 }
 
@@ -458,14 +458,16 @@ void static_eval__profile_cost(const struct profile *p, const struct cfg_program
 		const struct profile_func *pf = ps->func < p->nfuncs ? &p->funcs[ps->func] : NULL;
 		const struct cfg_func *f = pf ? cfg_program__func_at(prog, pf->addr) : NULL;
 		uint64_t n;
+		double ns;
 
 		if (!f)
 			continue;
 		n = site_execs(prog, dp, (uint32_t)(f - prog->funcs), ps->addr);
+		ns = (double)n * site_costs__of(&p->costs, ps->probe_class);
 		out->hits += n;
-		out->ns += (double)n * site_costs__of(&p->costs, ps->probe_class);
+		out->ns += ns;
 		if (func_ns)
-			func_ns[f - prog->funcs] += (double)n * site_costs__of(&p->costs, ps->probe_class);
+			func_ns[f - prog->funcs] += ns;
 	}
 	out->nsites = p->nsites;
 	out->est_cost = p->est_cost_ns;
