@@ -141,11 +141,10 @@ struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t a
 
 struct cfg_func *cfg_program__find(const struct cfg_program *prog, const char *name)
 {
-	size_t i;
-	char *end;
-
 	struct cfg_func *f;
 	unsigned long long a;
+	size_t i;
+	char *end;
 
 	for (i = 0; i < prog->nfuncs; i++)
 		if (prog->funcs[i].name && strcmp(prog->funcs[i].name, name) == 0)
