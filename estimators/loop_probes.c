@@ -1,11 +1,12 @@
 /*
  * Loop trip-count probe plan (see loop_probes.h): natural loops from the dominator tree, the
  * stack depth of every instruction from the stack height analysis, and per block the
- * cheapest instruction (5-byte nop, then emulated, then single-stepped) whose depth is known.
+ * cheapest instruction (by the site costs) whose depth is known.
  */
 #include "loop_probes.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,38 +15,24 @@
 #include "cfg/loops.h"
 #include "cfg/stack_height.h"
 
-/* Lower is cheaper. */
-static int class_rank(unsigned cls)
-{
-	switch (cls) {
-	case PROBE_NOP5:
-		return 0;
-	case PROBE_EMULATED:
-		return 1;
-	case PROBE_STEPPED:
-		return 2;
-	default:
-		return 3;
-	}
-}
-
 /* The cheapest probeable instruction of block B with a known depth (the last of equals):
  * its index into f->insns, or -1. */
-static int64_t block_site(const struct cfg_func *f, uint32_t b, const int64_t *height)
+static int64_t block_site(const struct cfg_func *f, uint32_t b, const int64_t *height,
+			  const struct site_costs *costs)
 {
 	const struct cfg_block *bl = &f->blocks[b];
 	int64_t best = -1;
-	int best_rank = 3;
+	double best_cost = INFINITY;
 
 	for (uint32_t k = 0; k < bl->ninsns; k++) {
 		uint32_t i = bl->first_insn + k;
-		int r = class_rank(f->insns[i].probe_class);
+		double cost = site_costs__of(costs, f->insns[i].probe_class);
 
-		if (r == 3 || height[i] == STACK_HEIGHT_UNKNOWN || height[i] > 0 ||
-		    -height[i] > (int64_t)LOOP_PROBES_MAX_DEPTH)
+		if (f->insns[i].probe_class == PROBE_NEVER || height[i] == STACK_HEIGHT_UNKNOWN ||
+		    height[i] > 0 || -height[i] > (int64_t)LOOP_PROBES_MAX_DEPTH)
 			continue;
-		if (r <= best_rank) {
-			best_rank = r;
+		if (cost <= best_cost) {
+			best_cost = cost;
 			best = i;
 		}
 	}
@@ -79,7 +66,8 @@ static int push_site(struct loop_probe_plan *plan, size_t *cap, const struct cfg
 /* Plans the sites of loop L (plan index IDX) of F. Returns 0 or -ENOMEM; sets the loop's
  * skip reason when it cannot be measured (its sites are then dropped). */
 static int plan_loop(struct loop_probe_plan *plan, size_t *cap, const struct cfg_func *f,
-		     const struct cfg_loops *lp, uint32_t l, uint32_t idx, const int64_t *height)
+		     const struct cfg_loops *lp, uint32_t l, uint32_t idx, const int64_t *height,
+		     const struct site_costs *costs)
 {
 	const struct cfg_loop *loop = &lp->loops[l];
 	struct loop_probe_loop *pl = &plan->loops[idx];
@@ -91,7 +79,7 @@ static int plan_loop(struct loop_probe_plan *plan, size_t *cap, const struct cfg
 		pl->skip = "its header is the function's entry (entered by calls)";
 		return 0;
 	}
-	site = block_site(f, loop->header, height);
+	site = block_site(f, loop->header, height, costs);
 	if (site < 0) {
 		pl->skip = "no probeable instruction of known stack depth in its header";
 		return 0;
@@ -108,7 +96,7 @@ static int plan_loop(struct loop_probe_plan *plan, size_t *cap, const struct cfg
 			seen |= f->edges[f->pred[h->first_pred + j]].from == e->from;
 		if (seen)
 			continue;
-		site = block_site(f, e->from, height);
+		site = block_site(f, e->from, height, costs);
 		if (site < 0) {
 			pl->skip =
 			    "an entry block has no probeable instruction of known stack depth";
@@ -123,7 +111,8 @@ static int plan_loop(struct loop_probe_plan *plan, size_t *cap, const struct cfg
 
 /* Plans the loops of function FI. Returns 0 or a negative errno. */
 static int plan_func(struct loop_probe_plan *plan, size_t *cap, size_t *lcap,
-		     const struct cfg_program *prog, size_t fi, struct decoder *d)
+		     const struct cfg_program *prog, size_t fi, struct decoder *d,
+		     const struct site_costs *costs)
 {
 	const struct cfg_func *f = &prog->funcs[fi];
 	struct cfg_domtree dom = {0};
@@ -198,7 +187,7 @@ static int plan_func(struct loop_probe_plan *plan, size_t *cap, size_t *lcap,
 		};
 		/* An irreducible region elsewhere in F does not matter: a natural loop's header
 		 * dominates its body, so every entry still comes from a block outside it. */
-		if ((err = plan_loop(plan, cap, f, &lp, l, idx, height)))
+		if ((err = plan_loop(plan, cap, f, &lp, l, idx, height, costs)))
 			goto out;
 		if (!plan->loops[idx].skip) {
 			plan->loops[idx].first_site = (uint32_t)first;
@@ -218,7 +207,7 @@ out:
 }
 
 int loop_probes__plan(struct loop_probe_plan *plan, const struct cfg_program *prog,
-		      const struct placement *pl)
+		      const struct placement *pl, const struct site_costs *costs)
 {
 	struct decoder d;
 	size_t cap = 0, lcap = 0;
@@ -237,7 +226,7 @@ int loop_probes__plan(struct loop_probe_plan *plan, const struct cfg_program *pr
 		plan->func_first[i] = plan->nloops;
 		if (i < pl->nfuncs && pl->funcs[i].status == PLAN_EXCLUDED)
 			continue;
-		err = plan_func(plan, &cap, &lcap, prog, i, &d);
+		err = plan_func(plan, &cap, &lcap, prog, i, &d, costs);
 		if (err)
 			break;
 	}

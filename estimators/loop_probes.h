@@ -52,10 +52,11 @@ struct loop_probe_plan {
 #define LOOP_PROBES_MAX_DEPTH 0xffffffu
 
 /* Plans the loop probes of PROG: every loop of the functions that PL profiles (status other
- * than PLAN_EXCLUDED). Instructions of class PROBE_NEVER are not used. Returns 0, -ENOMEM, or
- * another negative errno from the decoder (PLAN is then empty; release it in any case). */
+ * than PLAN_EXCLUDED), each site the instruction of its block that COSTS price lowest.
+ * Instructions of class PROBE_NEVER are not used. Returns 0, -ENOMEM, or another negative
+ * errno from the decoder (PLAN is then empty; release it in any case). */
 int loop_probes__plan(struct loop_probe_plan *plan, const struct cfg_program *prog,
-		      const struct placement *pl);
+		      const struct placement *pl, const struct site_costs *costs);
 
 /* Frees PLAN's arrays and zeroes it. Safe on a zeroed plan. */
 void loop_probes__free(struct loop_probe_plan *plan);

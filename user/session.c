@@ -214,7 +214,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	}
 	s->capacity = (uint32_t)total;
 	if (o->loop_stats) {
-		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl);
+		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl,
+					    &s->objs[0].popt.costs);
 		size_t stepped = 0;
 
 		if (err)
@@ -288,7 +289,8 @@ static int attach_loops(struct session *s)
 		}
 		free(bad);
 		loop_probes__free(&s->loops);
-		if (loop_probes__plan(&s->loops, &c->prog, &c->pl) || s->loops.nloops != nloops)
+		if (loop_probes__plan(&s->loops, &c->prog, &c->pl, &c->popt.costs) ||
+		    s->loops.nloops != nloops)
 			return pr_err("'%s': cannot plan the loop probes again", c->path);
 	}
 	return pr_err("'%s': the kernel keeps refusing loop probe sites", c->path);
