@@ -201,19 +201,17 @@ static int add_link(struct probes *p, struct bpf_link *l)
 	return 0;
 }
 
-int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
-		   const uint64_t *cookies, size_t n)
+/* Attaches PROG at the N FILE_OFFSETS of BINARY_PATH with COOKIES, PROBES_MAX_PER_LINK to a
+ * link; WHAT names them in messages ("probes", "loop probes"). Returns 0, -ENOTSUPP (an
+ * instruction the kernel refuses, not reported: the caller looks) or another negative errno
+ * (reported); on failure the links it made are gone. */
+static int attach_multi(struct probes *p, struct bpf_program *prog, const char *what,
+			const char *binary_path, const uint64_t *file_offsets,
+			const uint64_t *cookies, size_t n)
 {
 	size_t first_link = p->nlinks;
 	int err;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!cookie_ok(p, cookies[i])) {
-			pr_err("'%s': invalid probe cookie %#llx at file offset %#llx", binary_path,
-			       (unsigned long long)cookies[i], (unsigned long long)file_offsets[i]);
-			return -EINVAL;
-		}
-	}
 	for (size_t done = 0; done < n;) {
 		size_t cnt = n - done < PROBES_MAX_PER_LINK ? n - done : PROBES_MAX_PER_LINK;
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, opts,
@@ -222,13 +220,12 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 		struct bpf_link *l;
 
 		/* pid -1: every process mapping the binary; the pids map filters. */
-		l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, p->bound_pid,
-						     binary_path, NULL, &opts);
+		l = bpf_program__attach_uprobe_multi(prog, p->bound_pid, binary_path, NULL, &opts);
 		if (!l) {
 			err = -errno;
 			if (err == -ENOTSUPP)
 				goto fail; /* an instruction the kernel refuses: the caller looks */
-			pr_err("cannot attach %zu probes to '%s': %s%s", cnt, binary_path,
+			pr_err("cannot attach %zu %s to '%s': %s%s", cnt, what, binary_path,
 			       strerror(-err),
 			       err == -EINVAL || err == -EOPNOTSUPP
 				   ? " (an offset that is not an instruction start, or a "
@@ -244,7 +241,7 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 		}
 		done += cnt;
 	}
-	pr_debug("attached %zu probes to '%s'", n, binary_path);
+	pr_debug("attached %zu %s to '%s'", n, what, binary_path);
 	return 0;
 fail:
 	while (p->nlinks > first_link)
@@ -252,16 +249,23 @@ fail:
 	return err;
 }
 
+int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		   const uint64_t *cookies, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!cookie_ok(p, cookies[i])) {
+			pr_err("'%s': invalid probe cookie %#llx at file offset %#llx", binary_path,
+			       (unsigned long long)cookies[i], (unsigned long long)file_offsets[i]);
+			return -EINVAL;
+		}
+	}
+	return attach_multi(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets,
+			    cookies, n);
+}
+
 int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
 			 const uint64_t *cookies, size_t n)
 {
-	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = (const unsigned long *)file_offsets,
-		    .cookies = (const __u64 *)cookies, .cnt = n);
-	struct bpf_link *l;
-	int err;
-
-	if (!n)
-		return 0;
 	for (size_t i = 0; i < n; i++)
 		if ((uint32_t)cookies[i] >= p->nloops ||
 		    (cookies[i] >> EP_KIND_SHIFT) > EP_LOOP_ENTER) {
@@ -273,23 +277,8 @@ int probes__attach_loops(struct probes *p, const char *binary_path, const uint64
 		pr_err("'%s': %zu loop probes (at most %u)", binary_path, n, PROBES_MAX_PER_LINK);
 		return -E2BIG;
 	}
-	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_loop, p->bound_pid, binary_path,
-					     NULL, &opts);
-	if (!l) {
-		err = -errno;
-		if (err != -ENOTSUPP)
-			pr_err("cannot attach %zu loop probes to '%s': %s", n, binary_path,
-			       strerror(-err));
-		return err;
-	}
-	err = add_link(p, l);
-	if (err) {
-		bpf_link__destroy(l);
-		pr_err("out of memory");
-		return err;
-	}
-	pr_debug("attached %zu loop probes to '%s'", n, binary_path);
-	return 0;
+	return attach_multi(p, p->skel->progs.ep_loop, "loop probes", binary_path, file_offsets,
+			    cookies, n);
 }
 
 int probes__read_loops(struct probes *p, struct probes_loop_moments *m, uint64_t *lost)
