@@ -241,6 +241,36 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	return 0;
 }
 
+/* Attaches N probes of object C at file offsets OFFS with COOKIES by ATTACH
+ * (probes__attach or probes__attach_loops). When the kernel refuses some instructions, none
+ * is attached, those are marked refused in C's CFG and their number is stored in *NREFUSED
+ * for the caller to plan again. Returns 0 or non-zero (reported). */
+static int attach_or_refuse(struct session *s, struct session_object *c,
+			    int (*attach)(struct probes *, const char *, const uint64_t *,
+					  const uint64_t *, size_t),
+			    const uint64_t *offs, const uint64_t *cookies, size_t n,
+			    size_t *nrefused)
+{
+	uint64_t *bad = NULL;
+	int err = n ? attach(s->probes, c->path, offs, cookies, n) : 0;
+
+	*nrefused = 0;
+	if (err == -ENOTSUPP)
+		err = probes__refused(s->probes, c->path, offs, n, &bad, nrefused);
+	if (err)
+		return err;
+	for (size_t i = 0; i < *nrefused; i++) {
+		uint64_t v;
+
+		if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v)) {
+			pr_debug("the kernel refuses a probe at %#llx", (unsigned long long)v);
+			mark_refused(&c->prog, v);
+		}
+	}
+	free(bad);
+	return 0;
+}
+
 /* Attaches the loop probes of the binary (after its counting probes): instructions the
  * kernel refuses are left out and the loops planned again. Returns 0 or non-zero (reported). */
 static int attach_loops(struct session *s)
@@ -248,7 +278,7 @@ static int attach_loops(struct session *s)
 	struct session_object *c = &s->objs[0];
 
 	for (int round = 0; round < 4; round++) {
-		uint64_t *offs = malloc((s->loops.nsites + 1) * sizeof(*offs)), *cookies, *bad = NULL;
+		uint64_t *offs = malloc((s->loops.nsites + 1) * sizeof(*offs)), *cookies;
 		size_t nbad = 0;
 		uint32_t nloops = s->loops.nloops;
 		int err = 0;
@@ -270,10 +300,9 @@ static int attach_loops(struct session *s)
 						    ls->depth, ls->loop);
 		}
 		if (!err)
-			err = probes__attach_loops(s->probes, c->path, offs, cookies, s->loops.nsites);
+			err = attach_or_refuse(s, c, probes__attach_loops, offs, cookies,
+					       s->loops.nsites, &nbad);
 		free(cookies);
-		if (err == -ENOTSUPP)
-			err = probes__refused(s->probes, c->path, offs, s->loops.nsites, &bad, &nbad);
 		free(offs);
 		if (err)
 			return err;
@@ -281,13 +310,6 @@ static int attach_loops(struct session *s)
 			return 0;
 		pr_info("'%s': the kernel refuses loop probes on %zu instructions: placing them again",
 			c->path, nbad);
-		for (size_t i = 0; i < nbad; i++) {
-			uint64_t v;
-
-			if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v))
-				mark_refused(&c->prog, v);
-		}
-		free(bad);
 		loop_probes__free(&s->loops);
 		if (loop_probes__plan(&s->loops, &c->prog, &c->pl, &c->popt.costs) ||
 		    s->loops.nloops != nloops)
@@ -302,7 +324,7 @@ int session__attach(struct session *s, size_t k, int pid)
 	int err = -EINVAL;
 
 	for (int round = 0; round < 4; round++) {
-		uint64_t *offs = site_offsets(c), *cookies, *bad = NULL;
+		uint64_t *offs = site_offsets(c), *cookies;
 		size_t nbad = 0;
 
 		if (!offs)
@@ -314,11 +336,8 @@ int session__attach(struct session *s, size_t k, int pid)
 		}
 		for (size_t i = 0; i < c->pl.nsites; i++)
 			cookies[i] = object_cookie(c, &c->pl.sites[i]);
-		err = c->pl.nsites ? probes__attach(s->probes, c->path, offs, cookies,
-						    c->pl.nsites) : 0;
+		err = attach_or_refuse(s, c, probes__attach, offs, cookies, c->pl.nsites, &nbad);
 		free(cookies);
-		if (err == -ENOTSUPP)
-			err = probes__refused(s->probes, c->path, offs, c->pl.nsites, &bad, &nbad);
 		free(offs);
 		if (err)
 			return err;
@@ -329,16 +348,6 @@ int session__attach(struct session *s, size_t k, int pid)
 		}
 		pr_info("'%s': the kernel refuses probes on %zu instructions: placing probes without them",
 			c->path, nbad);
-		for (size_t i = 0; i < nbad; i++) {
-			uint64_t v;
-
-			if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v)) {
-				pr_debug("the kernel refuses a probe at %#llx",
-					 (unsigned long long)v);
-				mark_refused(&c->prog, v);
-			}
-		}
-		free(bad);
 		placement__free(&c->pl);
 		if (placement__plan(&c->pl, &c->prog, &c->popt))
 			return pr_err("'%s': out of memory planning probes", c->path);
