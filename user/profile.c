@@ -346,7 +346,6 @@ static json_t *jvertex(const struct cfg_func *f, uint32_t v)
 	return jout_hex(f->blocks[v].start);
 }
 
-/* The JSON object of function I (NULL on allocation failure). */
 /* Adds "loops" to O when function I has measured loop moments; counts failures in *ERR. */
 static void loops_json(json_t *o, const struct profile_input *in, size_t i, int *err)
 {
@@ -386,6 +385,7 @@ static void loops_json(json_t *o, const struct profile_input *in, size_t i, int 
 		jout_set(o, "loops", la, err);
 }
 
+/* The JSON object of function I (NULL on allocation failure). */
 static json_t *func_json(struct writer *w, size_t i)
 {
 	const struct profile_input *in = w->in;
