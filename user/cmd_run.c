@@ -1,10 +1,10 @@
 /*
  * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--loop-stats] [--] PROG
- * [ARGS...]`:
- * recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi link, let it
- * run to the end under ptrace (frames left or entered without call/return are unwound),
- * read the counters (and with --loop-stats the trip-count moments of the binary's loops), propagate them to every edge and block, and write the profile. PROG's
- * standard streams and exit status pass through untouched; edgeprof's messages go to stderr.
+ * [ARGS...]`: recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi
+ * link, let it run to the end under ptrace (frames left or entered without call/return are
+ * unwound), read the counters (and with --loop-stats the trip-count moments of the binary's
+ * loops), propagate them to every edge and block, and write the profile. PROG's standard
+ * streams and exit status pass through untouched; edgeprof's messages go to stderr.
  */
 #include <errno.h>
 #include <getopt.h>
