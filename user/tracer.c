@@ -800,24 +800,24 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 
 /* The breakpoint of process TGID that its stopped thread TID has just reached, with its
  * registers in *REGS: an int3 one (rip just past it), or with WATCHED a watched function
- * (rip past its first instruction, which is at most 15 bytes long); NULL when none. */
+ * (rip past its first instruction, which is at most 15 bytes long); the last listed when
+ * several fit; NULL when none. */
 static const struct bp *bp_reached(struct tracer *t, int tid, int tgid, bool watched,
 				   struct user_regs_struct *regs)
 {
 	struct proc *p = proc_find(t, tgid);
+	const struct bp *found = NULL;
 
 	if (!p || !p->nbps || ptrace(PTRACE_GETREGS, tid, NULL, regs))
 		return NULL;
 	for (int i = 0; i < p->nbps; i++) {
 		const struct bp *b = &p->bps[i];
 
-		if (b->watched != watched)
-			continue;
-		if (watched ? regs->rip >= b->addr && regs->rip < b->addr + 16
+		if (watched ? b->watched && regs->rip >= b->addr && regs->rip < b->addr + 16
 			    : regs->rip == b->addr + 1)
-			return b;
+			found = b;
 	}
-	return NULL;
+	return found;
 }
 
 /* At a SIGTRAP stop of TID: when it is at one of the tracer's breakpoints, records what that
