@@ -21,12 +21,10 @@ EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/time_oracle
 OUT=build/tests/loop-stats
 PROG=$OUT/loop_distribution
-fail=0
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
 
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 [ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
@@ -36,10 +34,7 @@ gcc -O2 -g -pthread -o "$PROG" tests/sarkar/loop_distribution.c ||
 
 if ! "$EDGEPROF" -q run --loop-stats -o "$OUT/ld.data" -- "$PROG" 16 2 >/dev/null \
 	2>"$OUT/ld.run.log"; then
-	if grep -qi "permission\|operation not permitted\|CAP_\|root" "$OUT/ld.run.log"; then
-		echo "SKIP: edgeprof run cannot attach: $(head -n 1 "$OUT/ld.run.log")"
-		exit 77
-	fi
+	skip_if_no_bpf "$OUT/ld.run.log"
 	echo "FAIL: edgeprof run --loop-stats failed: $(tail -n 2 "$OUT/ld.run.log")"
 	exit 1
 fi
@@ -76,7 +71,7 @@ ok &= ls is not None and ls["measured"] >= 3 and ls["hits"] > 0 and ls["est_trap
 ok &= n >= 3
 sys.exit(0 if ok else 1)
 EOF
-	echo "ok: measured moments exact (recursion, threads, return and longjmp out of a loop)"
+	ok "measured moments exact (recursion, threads, return and longjmp out of a loop)"
 else
 	bad "measured loop moments differ from the exact ones"
 fi
@@ -115,7 +110,7 @@ print(f"work: {n} calls; predicted mean {w['mean']} sd {w['stddev']:.6g}; callgr
 sys.exit(0 if w["calls"] == n and abs(w["mean"] - mean) <= 1e-9 * mean and
          abs(w["stddev"] - sd) <= 0.01 * sd else 1)
 EOF
-		echo "ok: work() mean and standard deviation from the profile's moments"
+		ok "work() mean and standard deviation from the profile's moments"
 	else
 		bad "work(): predicted mean or standard deviation off"
 	fi
@@ -160,5 +155,5 @@ else
 	bad "plain run or report failed"
 fi
 
-[ "$fail" = 0 ] && echo "loop-stats: all passed"
-exit "$fail"
+[ "$fails" = 0 ] && echo "loop-stats: all passed"
+[ "$fails" = 0 ]
