@@ -24,7 +24,7 @@ FUZZ_SECONDS ?= 60
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
-USER_SRCS := $(sort $(wildcard user/*.c))
+USER_SRCS := $(sort $(wildcard user/*.c user/*/*.c))
 BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TSUP_SRCS := $(sort $(wildcard tests/support/*.c))
@@ -37,7 +37,7 @@ BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/edgeprof
+all: $(BUILD)/edgeprof $(BUILD)/libuser.a
 
 deps:
 	scripts/install-deps.sh
@@ -57,7 +57,12 @@ $(BUILD)/%.o: %.c
 # user/ objects may include BPF skeletons.
 $(USER_OBJS): $(BPF_SKELS)
 
-$(BUILD)/edgeprof: $(USER_OBJS) $(BUILD)/libestimators.a $(BUILD)/libcfg.a
+# Everything of user/ but main.o, for edgeprof and for the tests that link user/ code.
+$(BUILD)/libuser.a: $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/edgeprof: $(BUILD)/user/main.o $(BUILD)/libuser.a $(BUILD)/libestimators.a $(BUILD)/libcfg.a
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS) $(if $(BPF_SRCS),-lbpf)
 
 # --- BPF: vmlinux.h from the running kernel's BTF, objects, skeletons --------------------
@@ -73,9 +78,9 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 # --- tests ---------------------------------------------------------------------------------
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(TSUP_OBJS) $(BUILD)/libestimators.a $(BUILD)/libcfg.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(TSUP_OBJS) $(BUILD)/libuser.a $(BUILD)/libestimators.a $(BUILD)/libcfg.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests $^ -o $@ $(LIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests $^ -o $@ $(LIBS) -lbpf -lcmocka
 
 $(BUILD)/tests/cfg_oracle: tests/oracle/cfg_oracle.c $(TSUP_OBJS) $(BUILD)/libcfg.a
 	@mkdir -p $(@D)

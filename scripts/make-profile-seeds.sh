@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the seed corpus of the profile-reader fuzz target (tests/fuzz/corpus/profile/): small
-# valid profiles of tests/programs/switch.c and a loop program, written by user/profile.c from
+# valid profiles of tests/programs/switch.c and a loop program, written by user/profile/profile.c from
 # a real CFG and placement (chords and naive) with made-up counter values (some consistent,
 # some leading to violations). The results are committed; rerun only to regenerate them.
 # Needs build/libcfg.a and build/libestimators.a (make).
@@ -22,8 +22,8 @@ cat >"$tmp/gen.c" <<'SRC'
 #include "cfg/srcline.h"
 #include "estimators/placement.h"
 #include "estimators/propagate.h"
-#include "user/log.h"
-#include "user/profile.h"
+#include "user/util/log.h"
+#include "user/profile/profile.h"
 
 /* gen BINARY OUT MODE(chords|naive) SEED */
 int main(int argc, char **argv)
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 SRC
-gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile.c user/log.c \
+gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile/profile.c user/util/log.c user/util/json_out.c \
 	build/libestimators.a build/libcfg.a -o "$tmp/gen" -lelf -ldw -lcapstone -ljansson -lm
 
 cat >"$tmp/loop.c" <<'SRC'

@@ -77,7 +77,7 @@ ls "$cache/edgeprof" | grep -v '^site-costs.json$' && fail "temporary files left
 # calibration__load, through a small driver linked with edgeprof's objects.
 cat >"$tmp/load.c" <<'C'
 #include <stdio.h>
-#include "user/calibration.h"
+#include "user/count/calibration.h"
 int main(void)
 {
 	struct site_costs c;
@@ -88,8 +88,8 @@ int main(void)
 	return 0;
 }
 C
-gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/user/calibration.o build/user/xdg.o \
-	build/user/calibrate_target.o build/user/probes.o build/user/log.o \
+gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/user/count/calibration.o build/user/util/xdg.o \
+	build/user/count/calibrate_target.o build/user/count/probes.o build/user/util/log.o \
 	build/libestimators.a build/libcfg.a -o "$tmp/load" -lbpf -lelf -ldw -lcapstone \
 	-ljansson -lm || { echo "FAIL: cannot build the calibration__load driver"; exit 1; }
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bpf/edgeprof.h"
-#include "user/probes.h"
+#include "user/count/probes.h"
 
 /* f(a, b, c): flags from `cmp b, a` (a - b), rcx = a for the rcx forms (ZF from cmp c, b
  * for loope/loopne); returns 1 iff the probed jump at label NAME_j was taken. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test of the tracer (user/tracer.c): builds tests/tracer_test.c with the tracer and the test
+# Test of the tracer (user/proc/tracer.c): builds tests/tracer_test.c with the tracer and the test
 # programs exit_deep, fork_child, threads and signal_death (gcc -O0 and -O2, -g), runs each
 # under the tracer and checks the frame events against the call chains in their sources
 # (FRAME_EXIT for frames left by exit() deep in the stack, by a fatal signal and by
@@ -27,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror -I. -D_GNU_SOURCE"
-if ! gcc $CFLAGS tests/tracer_test.c user/tracer.c user/clock.c user/proc_maps.c user/log.c cfg/error.c \
+if ! gcc $CFLAGS tests/tracer_test.c user/proc/tracer.c user/util/clock.c user/proc/proc_maps.c user/util/log.c cfg/error.c \
 	-o "$tmp/tracer_test" -lelf -ldw 2>"$tmp/build.err"; then
 	cat "$tmp/build.err"
 	echo "FAIL: cannot build the tracer test driver"

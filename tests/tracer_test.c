@@ -1,5 +1,5 @@
 /*
- * Test driver for user/tracer.c: `tracer_test [-o REPORT] [-p] PROG ARGS...` runs PROG under
+ * Test driver for user/proc/tracer.c: `tracer_test [-o REPORT] [-p] PROG ARGS...` runs PROG under
  * tracer__run with a start hook that does nothing and writes one line per frame event,
  * "EXIT|ENTRY SYMBOL+0xOFF act=0|1 TID", then "main PID", "status exited N" or
  * "status signaled N", and "processes N threads N execs N unwind_failures N", to REPORT
@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "user/log.h"
-#include "user/tracer.h"
+#include "user/util/log.h"
+#include "user/proc/tracer.h"
 
 struct func {
 	uint64_t addr, size;

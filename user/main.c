@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtin.h"
-#include "log.h"
+#include "user/builtin.h"
+#include "user/util/log.h"
 
 struct command {
 	const char *name;

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the profile reader (user/profile.c) on untrusted bytes: parse and
+ * libFuzzer target for the profile reader (user/profile/profile.c) on untrusted bytes: parse and
  * validate the input as a profile, and on success walk what was read (edges, violations,
  * sites, counter definitions, function lookup) so every index the reader accepted is used.
  * Any crash, leak or undefined behaviour is a finding; rejections are expected. The fuzz
@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "user/log.c"
-#include "user/json_out.c"
-#include "user/profile.c"
+#include "user/util/log.c"
+#include "user/util/json_out.c"
+#include "user/profile/profile.c"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the profile file (user/profile.c): a hand-built program of three functions
+ * Unit tests of the profile file (user/profile/profile.c): a hand-built program of three functions
  * (exact chords, excluded, naive with a violation) is written and read back field by field;
  * failed writes (missing directory, a file-size limit hit mid-write, inconsistent input found
  * while streaming) leave the old file intact and no temporary file behind; and every
@@ -28,9 +28,9 @@
 #include <cmocka.h>
 
 #include "support/cfg_fixture.h"
-#include "user/log.c"
-#include "user/json_out.c"
-#include "user/profile.c"
+#include "user/util/log.h"
+#include "user/util/json_out.h"
+#include "user/profile/profile.h"
 
 #define SHIFT2 0x1000u /* naive_fn's blocks are moved this far from the fixture base */
 

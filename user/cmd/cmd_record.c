@@ -1,0 +1,261 @@
+/*
+ * `edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement MODE] [--weights FILE]` (also
+ * `edgeprof -p PID ...`): attach to a running process, count every edge and block of its main
+ * binary exactly for a window (until Ctrl-C, SIGTERM, the duration, or its end), detach, and
+ * write the profile. Frames active when the window opens and closes become virtual flow
+ * (tracer__attach), so the counts of the window are exact; the process is stopped only to
+ * unwind its stacks and switch counting on and off.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "user/builtin.h"
+#include "user/proc/libs.h"
+#include "user/util/log.h"
+#include "user/count/probes.h"
+#include "user/session/session.h"
+#include "user/proc/tracer.h"
+
+static const char record_usage[] =
+	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
+	"                       [--weights FILE]\n"
+	"                       [--lib NAME|PATH]...\n"
+	"       edgeprof -p PID [same options]\n"
+	"\n"
+	"Attaches to the running process PID and counts how often every edge and block of its\n"
+	"main binary executes, exactly, from the attach to the detach: until Ctrl-C, SIGTERM or\n"
+	"SIGHUP, the duration, or the end of the process. Every thread is followed, threads it\n"
+	"creates too (not its child processes). The process is stopped briefly at both ends to\n"
+	"unwind its stacks (the frames active then are accounted for) and is left running.\n"
+	"Needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE).\n"
+	"\n"
+	"  -p, --pid PID         the process to attach to\n"
+	"  -d, --duration SECS   detach after SECS seconds (default: at Ctrl-C or the end)\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
+	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
+	"                        same build, or by the static estimate with FILE = static\n"
+	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
+	"                        of the profile): a path, or the start of the file name of a\n"
+	"                        library PID maps (\"libc\" is libc.so.6); repeatable\n"
+	"  -h, --help            show this help\n"
+	"\n"
+	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
+	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
+	"(ignored by default). edgeprof never writes into the process's memory.\n";
+
+struct record_ctx {
+	struct session *s;
+};
+
+static int start_counting(void *arg, int pid)
+{
+	struct record_ctx *c = arg;
+
+	return probes__add_pid(c->s->probes, pid);
+}
+
+static int watch(void *arg, const char *path, uint64_t file_offset)
+{
+	struct record_ctx *c = arg;
+
+	return probes__watch(c->s->probes, path, file_offset);
+}
+
+static int stop_counting(void *arg, int pid)
+{
+	struct record_ctx *c = arg;
+
+	return probes__remove_pid(c->s->probes, pid);
+}
+
+/* The real path of PID's executable into OUT. Returns 0, or non-zero with one line. */
+static int target_binary(int pid, char *out, size_t len)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		if (errno == EACCES || errno == EPERM)
+			return pr_err("process %d: cannot read its executable: %s (needs root, or CAP_SYS_PTRACE)",
+				      pid, strerror(errno));
+		return pr_err("process %d: no executable (%s)", pid, strerror(errno));
+	}
+	buf[n] = 0;
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		return pr_err("process %d: its executable '%.*s' was deleted or replaced", pid,
+			      (int)(n - 10), buf);
+	if ((size_t)n >= len)
+		return pr_err("process %d: executable path too long", pid);
+	memcpy(out, buf, (size_t)n + 1);
+	return 0;
+}
+
+/* PID's command line as a NULL-terminated vector (malloc'd, one block), or NULL. */
+static char **target_argv(int pid)
+{
+	char path[64], buf[8192];
+	size_t n = 0, argc = 0;
+	char **argv, *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	if (n && buf[n - 1] != 0)
+		buf[n++] = 0; /* cut: ends the last one */
+	for (size_t i = 0; i < n; i++)
+		argc += buf[i] == 0;
+	argv = malloc((argc + 1) * sizeof(*argv) + n + 1);
+	if (!argv)
+		return NULL;
+	p = (char *)(argv + argc + 1);
+	memcpy(p, buf, n + 1);
+	for (size_t i = 0; i < argc; i++) {
+		argv[i] = p;
+		p += strlen(p) + 1;
+	}
+	argv[argc] = NULL;
+	return argv;
+}
+
+static bool parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return false;
+	*pid = (int)v;
+	return true;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "placement", required_argument, NULL, 'P' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ "lib", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "edgeprof.data";
+	struct session_options so = { .mode = PLACEMENT_CHORDS };
+	struct session s = { 0 };
+	struct tracer_result tr = { 0 };
+	struct record_ctx ctx = { .s = &s };
+	char binary[PATH_MAX], **targv = NULL, *end;
+	char *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
+	size_t nlibs = 0;
+	sigset_t stops, old_mask, pending;
+	double seconds = 0;
+	int opt, rc, pid = 0, status = EXIT_INPUT;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":p:d:o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (!parse_pid(optarg, &pid))
+				return usage_error("record", "'%s' is not a process id", optarg);
+			break;
+		case 'd':
+			errno = 0;
+			seconds = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(seconds) || seconds <= 0)
+				return usage_error("record", "'%s' is not a duration in seconds",
+						   optarg);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'P':
+		case 'w':
+		case 'l':
+			if ((rc = session_options__parse(&so, opt, optarg, "record", lib_names,
+							     &nlibs)))
+				return rc;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return EXIT_OK;
+		default:
+			return getopt_error("record", opt, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("record", "unexpected argument '%s' (to run a program, use 'edgeprof run')",
+				   argv[optind]);
+	if (!pid)
+		return usage_error("record", "no process given (-p PID)");
+	if (tracer__check_target(pid) || target_binary(pid, binary, sizeof(binary)))
+		return EXIT_INPUT;
+	if (nlibs && libs__resolve_mapped(pid, lib_names, nlibs, lib_paths))
+		return EXIT_INPUT;
+	so.libs = lib_paths;
+	so.nlibs = nlibs;
+	/* From here on a stop request waits for the window (tracer__attach takes it), even one
+	 * that comes during the analysis or one an inherited SIG_IGN would drop. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, &old_mask);
+	so.bound_pid = pid;
+	if (session__prepare(&s, binary, &so) || session__attach(&s, 0, pid) ||
+	    (nlibs && session__attach_libs(&s, pid)))
+		goto out;
+	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) ||
+					  sigismember(&pending, SIGTERM) ||
+					  sigismember(&pending, SIGHUP))) {
+		pr_err("interrupted before attaching to process %d: nothing recorded", pid);
+		goto out;
+	}
+	targv = target_argv(pid);
+	if (tracer__attach(pid, s.objs[0].img.build_id,
+			   &(struct tracer_hooks){ .started = start_counting,
+						   .stopping = stop_counting, .watch = watch,
+						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
+						   .nlib_ids = s.nobjs - 1 },
+			   seconds, &tr))
+		goto out;
+	if (session__finish(&s, &tr, &(struct session_run_info){ .argv = targv, .mode = "attach",
+								  .pid = pid,
+								  .held_attach = tr.held_attach,
+								  .held_detach = tr.held_detach },
+			    out))
+		goto out;
+	log__printf(LOG_WARN, "process %d: counted %.3f s, %u threads; stopped %.1f ms to attach, %.1f ms to detach%s; profile in '%s'",
+		pid, tr.seconds, tr.nattached + tr.nthreads, tr.held_attach * 1e3,
+		tr.held_detach * 1e3, tr.detached ? "" : " (it ended in the window)", out);
+	status = EXIT_OK;
+out:
+	free(targv);
+	tracer_result__release(&tr);
+	session__release(&s);
+	for (size_t k = 0; k < nlibs; k++)
+		free(lib_paths[k]);
+	/* Stop requests are consumed: they were for this window. */
+	while (sigtimedwait(&stops, NULL, &(struct timespec){ 0, 0 }) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	return status;
+}

@@ -1,0 +1,216 @@
+/*
+ * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--loop-stats] [--] PROG
+ * [ARGS...]`: recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi
+ * link, let it run to the end under ptrace (frames left or entered without call/return are
+ * unwound), read the counters (and with --loop-stats the trip-count moments of the binary's
+ * loops), propagate them to every edge and block, and write the profile. PROG's standard
+ * streams and exit status pass through untouched; edgeprof's messages go to stderr.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "user/builtin.h"
+#include "cfg/cfg.h"
+#include "estimators/placement.h"
+#include "user/util/log.h"
+#include "user/proc/libs.h"
+#include "user/count/probes.h"
+#include "user/session/session.h"
+#include "user/proc/tracer.h"
+
+static const char run_usage[] =
+	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
+	"                    [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
+	"\n"
+	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
+	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
+	"function's CFG. PROG's stdin, stdout, stderr and exit status pass through; threads and\n"
+	"forked children are counted. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
+	"\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
+	"                        probe sites; naive: one probe on the first instruction of every\n"
+	"                        block (for comparison; edges are derived where block counts allow)\n"
+	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
+	"                        build, or, with FILE the word static, by the static profile\n"
+	"                        estimate ('edgeprof static'); default: Ball-Larus loop heuristic\n"
+	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
+	"                        of the profile): a path, or the start of the file name of a\n"
+	"                        library PROG's dynamic loader loads (\"libz\"); counted in PROG's\n"
+	"                        process, not in its children; repeatable\n"
+	"      --loop-stats      also measure every loop entry's trip count in the main binary,\n"
+	"                        per thread and frame (sum and sum of squares per loop, for the\n"
+	"                        variance in 'report --time'); costs one more probe hit per\n"
+	"                        header execution and per execution of each entry block\n"
+	"  -h, --help            show this help\n";
+
+/* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
+static int resolve_prog(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p;
+	struct stat st;
+
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) != 0)
+			return pr_err("'%s': %s", prog, strerror(errno));
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0)
+			return pr_err("'%s': not an executable file", prog);
+		if (!realpath(prog, out))
+			return pr_err("'%s': %s", prog, strerror(errno));
+		return 0;
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char cand[PATH_MAX];
+
+		if (n && (size_t)snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, p, prog) < sizeof(cand) &&
+		    stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0 &&
+		    realpath(cand, out) && strlen(out) < len)
+			return 0;
+		p = end ? end + 1 : NULL;
+	}
+	return pr_err("'%s': command not found", prog);
+}
+
+/* Once PROG is stopped right after exec: attach the probes and count this process. */
+static int attach_probes(void *arg, int pid)
+{
+	struct session *s = arg;
+
+	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
+		return -EINVAL;
+	return probes__add_pid(s->probes, pid);
+}
+
+/* Once the program's shared libraries are mapped (the early stop): check that the kernel
+ * took every probe of theirs. */
+static int check_libs(void *arg, int pid)
+{
+	struct session *s = arg;
+
+	return s->nobjs > 1 ? session__check_libs(s, pid) : 0;
+}
+
+/* An instruction of the entry function's first block that is not a probe site, where the
+ * tracer may stop once (see tracer_hooks.early_stop); 0 when there is none. */
+static uint64_t early_stop_site(const struct cfg_program *prog, const struct placement *pl)
+{
+	const struct cfg_func *f = cfg_program__func_at(prog, prog->img->entry);
+	const struct cfg_block *b;
+
+	if (!f || !f->nblocks)
+		return 0;
+	b = &f->blocks[f->entry_block];
+	for (uint32_t k = 0; k < b->ninsns; k++) {
+		uint64_t a = f->insns[b->first_insn + k].addr;
+		size_t lo = 0, hi = pl->nsites;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (pl->sites[mid].addr < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == pl->nsites || pl->sites[lo].addr != a)
+			return a;
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "placement", required_argument, NULL, 'P' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ "lib", required_argument, NULL, 'l' },
+		{ "loop-stats", no_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "edgeprof.data";
+	struct session_options so = { .mode = PLACEMENT_CHORDS };
+	char binary[PATH_MAX], *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
+	struct session s = { 0 };
+	struct tracer_result tr = { 0 };
+	int opt, rc, status = EXIT_INPUT;
+	size_t nlibs = 0;
+	bool written = false;
+	struct session_object *main_obj;
+	uint64_t early;
+
+	optind = 1;
+	opterr = 0; /* one message per error: ours, not getopt's too */
+	while ((opt = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'P':
+		case 'w':
+		case 'l':
+			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
+							     &nlibs)))
+				return rc;
+			break;
+		case 'L':
+			so.loop_stats = true;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return EXIT_OK;
+		default:
+			return getopt_error("run", opt, argv);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("run", "no program to run");
+	if (resolve_prog(argv[optind], binary, sizeof(binary)))
+		return EXIT_INPUT;
+	if (nlibs && libs__resolve_needed(binary, lib_names, nlibs, lib_paths))
+		return EXIT_INPUT;
+	so.libs = lib_paths;
+	so.nlibs = nlibs;
+	if (session__prepare(&s, binary, &so))
+		goto out;
+	main_obj = &s.objs[0];
+	early = early_stop_site(&main_obj->prog, &main_obj->pl);
+	if (nlibs && !early) {
+		pr_err("'%s': no place to stop once its libraries are loaded: --lib is not possible",
+		       binary);
+		goto out;
+	}
+	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
+			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.ctx = &s, .early_stop = early,
+						.load_vaddr = main_obj->img.segs[0].vaddr -
+							      main_obj->img.segs[0].offset,
+						.lib_ids = &s.lib_ids[1], .nlib_ids = s.nobjs - 1 },
+			&tr))
+		goto out;
+	written = !session__finish(&s, &tr, &(struct session_run_info){ .argv = &argv[optind],
+									  .mode = "run" }, out);
+	/* PROG's own status; a profile that could not be made turns success into failure. */
+	if (WIFEXITED(tr.wait_status))
+		status = WEXITSTATUS(tr.wait_status);
+	else if (WIFSIGNALED(tr.wait_status))
+		status = 128 + WTERMSIG(tr.wait_status);
+	if (!written && status == EXIT_OK)
+		status = EXIT_INPUT;
+out:
+	tracer_result__release(&tr);
+	session__release(&s);
+	for (size_t k = 0; k < nlibs; k++)
+		free(lib_paths[k]);
+	return status;
+}

@@ -1,0 +1,511 @@
+/*
+ * `edgeprof calibrate`'s measurement and its cache file (see calibration.h): re-executes
+ * edgeprof as the target, times its loop with and without one probe per class, checks the
+ * BPF counts, and reads / writes site-costs.json for placement.
+ */
+#include "user/count/calibration.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/edgeprof.h"
+#include "user/util/log.h"
+#include "user/util/xdg.h"
+#include "user/count/probes.h"
+
+#define CALIBRATION_VERSION 1
+#define CALIBRATION_FILE "site-costs.json"
+
+static const struct calib_class_def {
+	const char *name, *insn;
+	unsigned probe_class;
+	const char *label;
+} class_defs[CALIB_NCLASSES] = {
+    [CALIB_NOP5] = {"nop5", "nopl 0x0(%rax,%rax,1)", PROBE_NOP5, ep_calib_nop5},
+    [CALIB_JCC] = {"jcc", "jz rel8 (branch site)", PROBE_EMULATED, ep_calib_jcc},
+    [CALIB_PUSH] = {"push", "push %rbx", PROBE_EMULATED, ep_calib_push},
+    [CALIB_MOV] = {"mov", "mov %rdx,%rax", PROBE_STEPPED, ep_calib_mov},
+};
+
+static const char *const probe_class_names[] = {
+    [PROBE_STEPPED] = "stepped",
+    [PROBE_EMULATED] = "emulated",
+    [PROBE_NOP5] = "nop5",
+};
+
+/* The file offset of ADDR in its mapping of this executable, from /proc/self/maps. */
+static int file_offset_of(const void *addr, uint64_t *off)
+{
+	uintptr_t a = (uintptr_t)addr;
+	char line[PATH_MAX + 128];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, pgoff;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) == 3 && a >= start &&
+		    a < end) {
+			*off = a - start + pgoff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of V[0..N) (N > 0); sorts V. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Runs the target for N iterations in a child; when P is not NULL, the child is counted by
+ * P before its loop starts. Stores the loop's time in *NS. Returns 0 or -1 (reported). */
+static int run_target(struct probes *p, uint64_t n, double *ns)
+{
+	int go[2] = {-1, -1}, out[2] = {-1, -1}, status, ret = -1;
+	char nbuf[32], buf[64];
+	char *argv[] = {"edgeprof", "-q", "calibrate", "--target-loop", nbuf, NULL};
+	size_t len = 0;
+	ssize_t r;
+	pid_t pid;
+
+	snprintf(nbuf, sizeof(nbuf), "%" PRIu64, n);
+	if (pipe2(go, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+		pr_err("cannot create a pipe: %s", strerror(errno));
+		goto close_fds;
+	}
+	pid = fork();
+	if (pid < 0) {
+		pr_err("cannot fork: %s", strerror(errno));
+		goto close_fds;
+	}
+	if (pid == 0) {
+		if (dup2(go[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	go[0] = out[1] = -1;
+	if (p && probes__add_pid(p, pid)) {
+		kill(pid, SIGKILL);
+	} else if (write(go[1], "g", 1) != 1) {
+		pr_err("cannot start the calibration target: %s", strerror(errno));
+		kill(pid, SIGKILL);
+	}
+	close(go[1]);
+	go[1] = -1;
+	while (len < sizeof(buf) - 1 && (r = read(out[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		len += r;
+	}
+	buf[len] = '\0';
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			pr_err("cannot wait for the calibration target: %s", strerror(errno));
+			goto close_fds;
+		}
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || sscanf(buf, "%lf", ns) != 1) {
+		if (WIFSIGNALED(status))
+			pr_err("the calibration target was killed by signal %d", WTERMSIG(status));
+		else
+			pr_err("the calibration target failed (exit status %d)",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		goto close_fds;
+	}
+	ret = 0;
+close_fds:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	return ret;
+}
+
+/* One probed run of class CLS: loads the BPF program, attaches one probe to the class's
+ * instruction in EXE (file offset OFF), runs the target and checks the counts. */
+static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint64_t n, double *ns)
+{
+	struct probe_site site = {
+	    .kind = SITE_COUNT,
+	    .probe_class = class_defs[cls].probe_class,
+	    .counter = 0,
+	    .counter2 = PLACEMENT_NO_COUNTER,
+	};
+	uint64_t cookie, counts[2] = {0, 0};
+	struct probes *p;
+	int err;
+
+	if (cls == CALIB_JCC) {
+		/* jz, never taken: counter 0 counts taken, counter 1 not taken. */
+		site.kind = SITE_BRANCH;
+		site.cc = 0x4;
+		site.counter2 = 1;
+	}
+	cookie = probes__cookie(&site);
+	err = probes__open(&p, 2);
+	if (err)
+		return err;
+	err = probes__attach(p, exe, &off, &cookie, 1);
+	if (!err)
+		err = run_target(p, n, ns) ? -EIO : 0;
+	if (!err)
+		err = probes__read(p, counts);
+	probes__close(p);
+	if (err)
+		return err;
+	if (cls == CALIB_JCC && (counts[0] != 0 || counts[1] != n)) {
+		pr_err("branch probe on %s counted %" PRIu64 " taken and %" PRIu64 " not taken, "
+		       "expected 0 and %" PRIu64 ": counts are not exact",
+		       class_defs[cls].insn, counts[0], counts[1], n);
+		return -EPROTO;
+	}
+	if (cls != CALIB_JCC && counts[0] != n) {
+		pr_err("probe on %s counted %" PRIu64 " hits, expected %" PRIu64 ": counts are "
+		       "not exact",
+		       class_defs[cls].insn, counts[0], n);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void fill_identity(struct calibration *c)
+{
+	struct utsname u;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (uname(&u) == 0) {
+		snprintf(c->kernel, sizeof(c->kernel), "%s", u.release);
+		snprintf(c->machine, sizeof(c->machine), "%s", u.machine);
+	}
+	if (gmtime_r(&now, &tm))
+		strftime(c->date, sizeof(c->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat)
+{
+	double *unprobed, *probed[CALIB_NCLASSES] = {NULL}, warmup;
+	uint64_t offs[CALIB_NCLASSES];
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+	struct probes *p;
+	char exe[PATH_MAX];
+	size_t nunprobed = 0;
+	ssize_t len;
+	int err = -ENOMEM;
+
+	memset(c, 0, sizeof(*c));
+	c->iterations = iterations;
+	c->repeat = repeat;
+	fill_identity(c);
+	if (!iterations || !repeat)
+		return -EINVAL;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len < 0) {
+		err = -errno;
+		pr_err("cannot read '/proc/self/exe': %s", strerror(errno));
+		return err;
+	}
+	exe[len] = '\0';
+	for (int k = 0; k < CALIB_NCLASSES; k++) {
+		err = file_offset_of(class_defs[k].label, &offs[k]);
+		if (err) {
+			pr_err("cannot find the file offset of the %s probe in '%s'",
+			       class_defs[k].name, exe);
+			return err;
+		}
+		pr_debug("%s probe: '%s' file offset %#" PRIx64, class_defs[k].name, exe, offs[k]);
+	}
+
+	/* Fail early, with probes__open's message, when BPF is unavailable. */
+	err = probes__open(&p, 2);
+	if (err)
+		return err;
+	probes__close(p);
+
+	unprobed = calloc((size_t)repeat * CALIB_NCLASSES, sizeof(*unprobed));
+	for (int k = 0; k < CALIB_NCLASSES; k++)
+		probed[k] = calloc(repeat, sizeof(double));
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (!unprobed || !probed[CALIB_NOP5] || !probed[CALIB_JCC] || !probed[CALIB_PUSH] ||
+	    !probed[CALIB_MOV]) {
+		pr_err("out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	/* One run to warm caches and page in the binary; not counted. */
+	err = run_target(NULL, iterations, &warmup) ? -EIO : 0;
+	for (unsigned r = 0; !err && r < repeat; r++) {
+		pr_info("calibration round %u of %u", r + 1, repeat);
+		for (int k = 0; !err && k < CALIB_NCLASSES; k++) {
+			err = run_target(NULL, iterations, &unprobed[nunprobed]) ? -EIO : 0;
+			if (err)
+				break;
+			nunprobed++;
+			err = probed_run(k, exe, offs[k], iterations, &probed[k][r]);
+		}
+	}
+	if (err)
+		goto out;
+
+	c->unprobed_ns = median(unprobed, nunprobed);
+	for (int k = 0; k < CALIB_NCLASSES; k++) {
+		struct calib_result *res = &c->classes[k];
+
+		res->name = class_defs[k].name;
+		res->insn = class_defs[k].insn;
+		res->probe_class = class_defs[k].probe_class;
+		res->probed_ns = median(probed[k], repeat);
+		res->hits = iterations;
+		res->runs = repeat;
+		res->ns_per_hit = (res->probed_ns - c->unprobed_ns) / (double)iterations;
+		if (!(res->ns_per_hit > 0)) {
+			pr_err("the cost of a probe on %s is not measurable (%.1f ns per hit): too "
+			       "much noise; try more --iterations or --repeat",
+			       res->insn, res->ns_per_hit);
+			err = -ERANGE;
+			goto out;
+		}
+	}
+	site_costs__defaults(&c->costs);
+	c->costs.ns[PROBE_NOP5] = c->classes[CALIB_NOP5].ns_per_hit;
+	c->costs.ns[PROBE_EMULATED] =
+	    (c->classes[CALIB_JCC].ns_per_hit + c->classes[CALIB_PUSH].ns_per_hit) / 2;
+	c->costs.ns[PROBE_STEPPED] = c->classes[CALIB_MOV].ns_per_hit;
+	c->costs.measured = true;
+	err = 0;
+out:
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	free(unprobed);
+	for (int k = 0; k < CALIB_NCLASSES; k++)
+		free(probed[k]);
+	return err;
+}
+
+/* JSON number rounded to 0.1: the measurement is not more precise than that. */
+static json_t *json_ns(double ns)
+{
+	return json_real(round(ns * 10) / 10);
+}
+
+json_t *calibration__to_json(const struct calibration *c)
+{
+	json_t *o = json_object(), *classes = json_array(), *costs = json_object();
+
+	if (!o || !classes || !costs) {
+		json_decref(o);
+		json_decref(classes);
+		json_decref(costs);
+		return NULL;
+	}
+	json_object_set_new(o, "version", json_integer(CALIBRATION_VERSION));
+	json_object_set_new(o, "kernel", json_string(c->kernel));
+	json_object_set_new(o, "machine", json_string(c->machine));
+	json_object_set_new(o, "date", json_string(c->date));
+	json_object_set_new(o, "iterations", json_integer((json_int_t)c->iterations));
+	json_object_set_new(o, "repeat", json_integer(c->repeat));
+	json_object_set_new(o, "unprobed_ns", json_ns(c->unprobed_ns));
+	for (int k = 0; k < CALIB_NCLASSES; k++) {
+		const struct calib_result *res = &c->classes[k];
+		json_t *e = json_object();
+
+		if (!e)
+			break;
+		json_object_set_new(e, "class", json_string(res->name));
+		json_object_set_new(e, "insn", json_string(res->insn));
+		json_object_set_new(e, "probe_class",
+				    json_string(probe_class_names[res->probe_class]));
+		json_object_set_new(e, "ns_per_hit", json_ns(res->ns_per_hit));
+		json_object_set_new(e, "hits", json_integer((json_int_t)res->hits));
+		json_object_set_new(e, "runs", json_integer(res->runs));
+		json_object_set_new(e, "probed_ns", json_ns(res->probed_ns));
+		json_array_append_new(classes, e);
+	}
+	json_object_set_new(o, "classes", classes);
+	for (unsigned k = 0; k < PROBE_NEVER; k++)
+		json_object_set_new(costs, probe_class_names[k], json_ns(c->costs.ns[k]));
+	json_object_set_new(o, "site_costs", costs);
+	return o;
+}
+
+int calibration__path(char *buf, size_t len)
+{
+	return xdg__path(buf, len, "XDG_CACHE_HOME", ".cache", CALIBRATION_FILE);
+}
+
+/* Creates the directories leading to the file PATH. */
+static int make_parent_dirs(const char *path)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			int err = -errno;
+
+			pr_err("cannot create directory '%s': %s", dir, strerror(errno));
+			return err;
+		}
+		*s = '/';
+	}
+	return 0;
+}
+
+int calibration__save(const struct calibration *c, char *path_out, size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *o = NULL;
+	FILE *f = NULL;
+	int fd = -1, err;
+
+	err = calibration__path(path, sizeof(path));
+	if (err) {
+		pr_err("cannot place the calibration file: no cache directory (set "
+		       "XDG_CACHE_HOME or HOME)");
+		return err;
+	}
+	err = make_parent_dirs(path);
+	if (err)
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot create '%s': %s", tmp, strerror(errno));
+		return err;
+	}
+	o = calibration__to_json(c);
+	f = fdopen(fd, "w");
+	if (!o || !f) {
+		err = -ENOMEM;
+		pr_err("cannot write '%s': %s", tmp, strerror(ENOMEM));
+		goto fail;
+	}
+	fd = -1;
+	errno = 0;
+	if (json_dumpf(o, f, CALIBRATION_JSON_FLAGS) || fputc('\n', f) == EOF || fflush(f) ||
+	    fchmod(fileno(f), 0644) || fsync(fileno(f))) {
+		err = errno ? -errno : -EIO;
+		pr_err("cannot write '%s': %s", tmp, strerror(-err));
+		goto fail;
+	}
+	if (fclose(f)) {
+		f = NULL;
+		err = -errno;
+		pr_err("cannot write '%s': %s", tmp, strerror(errno));
+		goto fail;
+	}
+	f = NULL;
+	if (rename(tmp, path)) {
+		err = -errno;
+		pr_err("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		goto fail;
+	}
+	json_decref(o);
+	if (path_out)
+		snprintf(path_out, len, "%s", path);
+	return 0;
+fail:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	json_decref(o);
+	return err;
+}
+
+/* A measured cost from the file: a positive finite number of ns below one second. */
+static bool read_cost(json_t *costs, const char *key, double *ns)
+{
+	json_t *v = json_object_get(costs, key);
+
+	if (!json_is_number(v))
+		return false;
+	*ns = json_number_value(v);
+	return isfinite(*ns) && *ns > 0 && *ns < 1e9;
+}
+
+int calibration__load(struct site_costs *c)
+{
+	char path[PATH_MAX];
+	struct site_costs m;
+	json_error_t jerr;
+	struct utsname u;
+	json_t *o, *costs;
+	const char *kernel;
+	bool ok = true;
+
+	site_costs__defaults(c);
+	if (calibration__path(path, sizeof(path)) || access(path, F_OK))
+		return 0;
+	o = json_load_file(path, 0, &jerr);
+	if (!o) {
+		pr_warn("ignoring the calibration file '%s': %s (line %d); default probe costs "
+			"are used (run 'edgeprof calibrate')",
+			path, jerr.text, jerr.line);
+		return -EINVAL;
+	}
+	site_costs__defaults(&m);
+	costs = json_object_get(o, "site_costs");
+	for (unsigned k = 0; k < PROBE_NEVER; k++)
+		ok = ok && read_cost(costs, probe_class_names[k], &m.ns[k]);
+	if (!json_is_integer(json_object_get(o, "version")) ||
+	    json_integer_value(json_object_get(o, "version")) != CALIBRATION_VERSION || !ok) {
+		pr_warn("ignoring the calibration file '%s': not a version %d calibration with "
+			"positive site_costs; default probe costs are used (run 'edgeprof "
+			"calibrate')",
+			path, CALIBRATION_VERSION);
+		json_decref(o);
+		return -EINVAL;
+	}
+	kernel = json_string_value(json_object_get(o, "kernel"));
+	if (uname(&u) == 0 && (!kernel || strcmp(kernel, u.release))) {
+		pr_warn("ignoring the calibration file '%s': made on kernel %s, this is %s; "
+			"default probe costs are used (run 'edgeprof calibrate')",
+			path, kernel ? kernel : "(unknown)", u.release);
+		json_decref(o);
+		return -EINVAL;
+	}
+	json_decref(o);
+	m.measured = true;
+	*c = m;
+	pr_debug("probe costs from '%s': stepped %.1f ns, emulated %.1f ns, nop5 %.1f ns", path,
+		 c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED], c->ns[PROBE_NOP5]);
+	return 0;
+}

@@ -1,0 +1,591 @@
+/*
+ * Loading, attaching and reading the BPF counting program (see probes.h): the skeleton of
+ * bpf/edgeprof.bpf.c, one uprobe-multi link per binary, the pids map, and the per-CPU counters
+ * summed on read. libbpf's own messages go to the log at -v / -vv; each failure is reported
+ * here once, as one line saying what failed and why.
+ */
+#include "user/count/probes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/edgeprof.h"
+#include "edgeprof.skel.h"
+#include "user/util/log.h"
+
+/* The kernel's limit on the probes of one uprobe-multi link (MAX_UPROBE_MULTI_CNT). */
+#define PROBES_MAX_PER_LINK (1u << 20)
+/* Counters read per batch lookup. */
+#define PROBES_READ_CHUNK 4096u
+
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+
+struct probes {
+	struct edgeprof_bpf *skel;
+	uint32_t ncounters;
+	uint32_t nloops; /* loop_moments entries that are real loops (0: no loop stats) */
+	struct bpf_link **links;
+	size_t nlinks, links_cap;
+	int bound_pid; /* links attach in this process only; -1: every process */
+};
+
+_Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "file offsets are 64-bit");
+
+/* libbpf's warnings ("libbpf: ...") are details of a failure reported here: shown with -v;
+ * the rest with -vv. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	if ((level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG) > log__verbosity())
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (level == LIBBPF_WARN)
+		pr_info("%s", buf);
+	else
+		pr_debug("%s", buf);
+	return 0;
+}
+
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "?" : u.release;
+}
+
+/* Reports why loading failed; ERR is a negative errno. Returns ERR. */
+static int report_load_error(int err)
+{
+	if (err == -EPERM || (err == -EACCES && geteuid() != 0))
+		pr_err("cannot load the BPF program: %s (profiling needs root, or CAP_BPF, "
+		       "CAP_PERFMON and CAP_SYS_ADMIN)",
+		       strerror(-err));
+	else if (err == -EACCES)
+		pr_err("cannot load the BPF program: the kernel's verifier rejected it (kernel %s; "
+		       "-vv shows its log)", kernel_release());
+	else
+		pr_err("cannot load the BPF program: %s (kernel %s; edgeprof needs Linux >= 6.6 "
+		       "with BPF uprobe-multi links and BTF; -v shows libbpf's details)",
+		       strerror(-err), kernel_release());
+	return err;
+}
+
+int probes__open(struct probes **pp, uint32_t ncounters)
+{
+	return probes__open_loops(pp, ncounters, 0);
+}
+
+int probes__open_loops(struct probes **pp, uint32_t ncounters, uint32_t nloops)
+{
+	struct probes *p;
+	int err;
+
+	*pp = NULL;
+	if (!ncounters || ncounters > EP_MAX_COUNTERS) {
+		pr_err("cannot load the BPF program: %u counters (1 to %llu allowed)", ncounters,
+		       (unsigned long long)EP_MAX_COUNTERS);
+		return -EINVAL;
+	}
+	libbpf_set_print(libbpf_log);
+	if (access(KERNEL_BTF, R_OK)) {
+		err = -errno;
+		pr_err("cannot load the BPF program: kernel BTF '%s' unavailable: %s (needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF)",
+		       KERNEL_BTF, strerror(errno));
+		return err;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	p->ncounters = ncounters;
+	/* No setrlimit(RLIMIT_MEMLOCK): the kernel charges BPF memory to the memcg, and
+	 * libbpf bumps the limit itself on kernels that still need it. */
+	p->bound_pid = -1;
+	p->skel = edgeprof_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	err = bpf_map__set_max_entries(p->skel->maps.counters, ncounters);
+	if (err) {
+		pr_err("cannot size the BPF counters: %s", strerror(-err));
+		goto fail;
+	}
+	if (nloops > EP_LOOP_MAX_LOOPS) {
+		pr_err("cannot load the BPF program: %u loops (at most %u)", nloops,
+		       EP_LOOP_MAX_LOOPS);
+		err = -EINVAL;
+		goto fail;
+	}
+	p->nloops = nloops;
+	err = bpf_map__set_max_entries(p->skel->maps.loop_moments, nloops ? nloops : 1);
+	if (!err && !nloops)
+		err = bpf_map__set_max_entries(p->skel->maps.loop_state, 1);
+	if (err) {
+		pr_err("cannot size the BPF loop maps: %s", strerror(-err));
+		goto fail;
+	}
+	err = edgeprof_bpf__load(p->skel);
+	if (err) {
+		report_load_error(err);
+		goto fail;
+	}
+	p->skel->links.ep_fork = bpf_program__attach(p->skel->progs.ep_fork);
+	if (!p->skel->links.ep_fork) {
+		err = -errno;
+		pr_err("cannot attach to the sched_process_fork tracepoint: %s", strerror(errno));
+		goto fail;
+	}
+	p->skel->links.ep_exit = bpf_program__attach(p->skel->progs.ep_exit);
+	if (!p->skel->links.ep_exit) {
+		err = -errno;
+		pr_err("cannot attach to the sched_process_exit tracepoint: %s", strerror(errno));
+		goto fail;
+	}
+	*pp = p;
+	return 0;
+fail:
+	probes__close(p);
+	return err < 0 ? err : -EINVAL;
+}
+
+static bool index_ok(const struct probes *p, uint64_t idx)
+{
+	return idx == EP_IDX_NONE || idx < p->ncounters;
+}
+
+/* Whether COOKIE is well formed and names existing counters only. */
+static bool cookie_ok(const struct probes *p, uint64_t cookie)
+{
+	uint64_t kind = cookie >> EP_KIND_SHIFT;
+
+	if (kind == EP_SITE_COUNT)
+		return index_ok(p, cookie & EP_IDX_MASK);
+	if (kind == EP_SITE_INDIRECT) {
+		uint64_t base = (cookie >> 56) & 31, index = (cookie >> 51) & 31;
+
+		/* A register jump needs its register; a memory jump may lack either. */
+		return (base < 16 || base == EP_REG_NONE) && (index < 16 || index == EP_REG_NONE) &&
+		       ((cookie >> 61) & 1 ? true : base < 16);
+	}
+	if (kind != EP_SITE_BRANCH || ((cookie >> EP_CC_SHIFT) & EP_CC_MASK) > 0x13)
+		return false;
+	return index_ok(p, cookie & EP_IDX_MASK) &&
+	       index_ok(p, (cookie >> EP_IDX_BITS) & EP_IDX_MASK);
+}
+
+static int add_link(struct probes *p, struct bpf_link *l)
+{
+	if (p->nlinks == p->links_cap) {
+		size_t cap = p->links_cap ? 2 * p->links_cap : 8;
+		struct bpf_link **n = realloc(p->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->links = n;
+		p->links_cap = cap;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+/* Attaches PROG at the N FILE_OFFSETS of BINARY_PATH with COOKIES, PROBES_MAX_PER_LINK to a
+ * link; WHAT names them in messages ("probes", "loop probes"). Returns 0, -ENOTSUPP (an
+ * instruction the kernel refuses, not reported: the caller looks) or another negative errno
+ * (reported); on failure the links it made are gone. */
+static int attach_multi(struct probes *p, struct bpf_program *prog, const char *what,
+			const char *binary_path, const uint64_t *file_offsets,
+			const uint64_t *cookies, size_t n)
+{
+	size_t first_link = p->nlinks;
+	int err;
+
+	for (size_t done = 0; done < n;) {
+		size_t cnt = n - done < PROBES_MAX_PER_LINK ? n - done : PROBES_MAX_PER_LINK;
+		LIBBPF_OPTS(bpf_uprobe_multi_opts, opts,
+			    .offsets = (const unsigned long *)(file_offsets + done),
+			    .cookies = (const __u64 *)(cookies + done), .cnt = cnt);
+		struct bpf_link *l;
+
+		/* pid -1: every process mapping the binary; the pids map filters. */
+		l = bpf_program__attach_uprobe_multi(prog, p->bound_pid, binary_path, NULL, &opts);
+		if (!l) {
+			err = -errno;
+			if (err == -ENOTSUPP)
+				goto fail; /* an instruction the kernel refuses: the caller looks */
+			pr_err("cannot attach %zu %s to '%s': %s%s", cnt, what, binary_path,
+			       strerror(-err),
+			       err == -EINVAL || err == -EOPNOTSUPP
+				   ? " (an offset that is not an instruction start, or a "
+				     "kernel without uprobe-multi links: Linux >= 6.6)"
+				   : "");
+			goto fail;
+		}
+		err = add_link(p, l);
+		if (err) {
+			bpf_link__destroy(l);
+			pr_err("out of memory");
+			goto fail;
+		}
+		done += cnt;
+	}
+	pr_debug("attached %zu %s to '%s'", n, what, binary_path);
+	return 0;
+fail:
+	while (p->nlinks > first_link)
+		bpf_link__destroy(p->links[--p->nlinks]);
+	return err;
+}
+
+int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		   const uint64_t *cookies, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!cookie_ok(p, cookies[i])) {
+			pr_err("'%s': invalid probe cookie %#llx at file offset %#llx", binary_path,
+			       (unsigned long long)cookies[i], (unsigned long long)file_offsets[i]);
+			return -EINVAL;
+		}
+	}
+	return attach_multi(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets,
+			    cookies, n);
+}
+
+int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+			 const uint64_t *cookies, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((uint32_t)cookies[i] >= p->nloops ||
+		    (cookies[i] >> EP_KIND_SHIFT) > EP_LOOP_ENTER) {
+			pr_err("'%s': invalid loop probe cookie %#llx", binary_path,
+			       (unsigned long long)cookies[i]);
+			return -EINVAL;
+		}
+	if (n > PROBES_MAX_PER_LINK) {
+		pr_err("'%s': %zu loop probes (at most %u)", binary_path, n, PROBES_MAX_PER_LINK);
+		return -E2BIG;
+	}
+	return attach_multi(p, p->skel->progs.ep_loop, "loop probes", binary_path, file_offsets,
+			    cookies, n);
+}
+
+int probes__read_loops(struct probes *p, struct probes_loop_moments *m, uint64_t *lost)
+{
+	int fd = bpf_map__fd(p->skel->maps.loop_moments);
+	int sfd = bpf_map__fd(p->skel->maps.loop_state);
+	int ncpu = libbpf_num_possible_cpus();
+	struct ep_loop_moments *vals;
+	struct ep_loop_key key, next;
+	bool first = true;
+	uint64_t trips;
+
+	*lost = p->skel->bss->lost_loop_trips;
+	if (ncpu <= 0) {
+		pr_err("cannot count the CPUs: %s", strerror(-ncpu));
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < p->nloops; k++) {
+		int err = bpf_map_lookup_elem(fd, &k, vals);
+
+		if (err) {
+			err = -errno;
+			pr_err("cannot read the moments of loop %u: %s", k, strerror(-err));
+			free(vals);
+			return err;
+		}
+		m[k] = (struct probes_loop_moments){ 0 };
+		for (int c = 0; c < ncpu; c++) {
+			m[k].entries += vals[c].entries;
+			m[k].sum += vals[c].sum;
+			m[k].sumsq += (unsigned __int128)vals[c].sumsq_hi << 64 | vals[c].sumsq_lo;
+		}
+	}
+	free(vals);
+	/* Entries still held: their frames were left without entering the loop again (or the
+	 * thread or process ended inside it): each is a completed entry. */
+	while (!bpf_map_get_next_key(sfd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (key.loop < p->nloops && !bpf_map_lookup_elem(sfd, &key, &trips) && trips) {
+			m[key.loop].entries++;
+			m[key.loop].sum += trips;
+			m[key.loop].sumsq += (unsigned __int128)trips * trips;
+			m[key.loop].held++;
+		}
+	}
+	return 0;
+}
+
+int probes__add_pid(struct probes *p, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	int err;
+
+	err =
+	    bpf_map__update_elem(p->skel->maps.pids, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
+	if (err)
+		pr_err("cannot count process %d: %s", pid, strerror(-err));
+	return err;
+}
+
+int probes__watch(struct probes *p, const char *path, uint64_t file_offset)
+{
+	unsigned long off = file_offset;
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = &off, .cnt = 1);
+	struct bpf_link *l;
+	int err;
+
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_notify, p->bound_pid, path, NULL,
+					     &opts);
+	if (!l) {
+		err = -errno;
+		pr_debug("cannot watch '%s' at %#llx: %s", path, (unsigned long long)file_offset,
+			 strerror(-err));
+		return err;
+	}
+	err = add_link(p, l);
+	if (err)
+		bpf_link__destroy(l);
+	return err;
+}
+
+void probes__bind_pid(struct probes *p, int pid)
+{
+	p->bound_pid = pid > 0 ? pid : -1;
+}
+
+int probes__remove_pid(struct probes *p, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	int err = bpf_map__delete_elem(p->skel->maps.pids, &key, sizeof(key), 0);
+
+	if (err && err != -ENOENT) {
+		pr_err("cannot stop counting process %d: %s", pid, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Fallback for kernels without batch lookups on per-CPU arrays: one lookup per counter. */
+static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals, int ncpu)
+{
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		int err = bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), vals,
+					       sizeof(*vals) * ncpu, 0);
+
+		if (err) {
+			pr_err("cannot read BPF counter %u: %s", k, strerror(-err));
+			return err;
+		}
+		counters[k] = 0;
+		for (int c = 0; c < ncpu; c++)
+			counters[k] += vals[c];
+	}
+	return 0;
+}
+
+int probes__read(struct probes *p, uint64_t *counters)
+{
+	int fd = bpf_map__fd(p->skel->maps.counters);
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t *keys = NULL, in_key = 0, out_key = 0, done = 0;
+	uint64_t *vals = NULL;
+	bool first = true;
+	int err = 0;
+
+	if (ncpu <= 0) {
+		pr_err("cannot count the CPUs: %s", strerror(-ncpu));
+		return ncpu < 0 ? ncpu : -EINVAL;
+	}
+	keys = calloc(PROBES_READ_CHUNK, sizeof(*keys));
+	vals = calloc((size_t)PROBES_READ_CHUNK * ncpu, sizeof(*vals));
+	if (!keys || !vals) {
+		pr_err("out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	while (done < p->ncounters) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 cnt = p->ncounters - done < PROBES_READ_CHUNK ? p->ncounters - done
+								    : PROBES_READ_CHUNK;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_key, &out_key, keys, vals, &cnt,
+					   &opts);
+		if (err && err != -ENOENT) {
+			if (first) {
+				pr_debug("batch lookup failed (%s), reading one by one",
+					 strerror(-err));
+				err = read_one_by_one(p, counters, vals, ncpu);
+			} else {
+				pr_err("cannot read the BPF counters: %s", strerror(-err));
+			}
+			goto out;
+		}
+		for (__u32 i = 0; i < cnt; i++) {
+			uint64_t sum = 0;
+
+			for (int c = 0; c < ncpu; c++)
+				sum += vals[(size_t)i * ncpu + c];
+			if (keys[i] < p->ncounters)
+				counters[keys[i]] = sum;
+		}
+		done += cnt;
+		first = false;
+		in_key = out_key;
+		if (err == -ENOENT)
+			break;
+	}
+	err = 0;
+	if (done != p->ncounters) {
+		pr_err("read %u of %u BPF counters", done, p->ncounters);
+		err = -EIO;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+uint64_t probes__lost_forks(const struct probes *p)
+{
+	const volatile __u64 *lost;
+
+	if (!p || !p->skel->bss)
+		return 0;
+	lost = &p->skel->bss->lost_forks;
+	return *lost;
+}
+
+void probes__close(struct probes *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	free(p->links);
+	edgeprof_bpf__destroy(p->skel);
+	free(p);
+}
+
+static uint64_t site_index(uint32_t counter)
+{
+	return counter == PLACEMENT_NO_COUNTER ? EP_IDX_NONE : counter;
+}
+
+uint64_t probes__cookie(const struct probe_site *s)
+{
+	if (s->kind == SITE_INDIRECT)
+		return ep_cookie_indirect(s->ordinal, s->mem, s->base, s->index, s->scale_log2,
+					  s->disp);
+	if (s->kind == SITE_BRANCH)
+		return ep_cookie_branch(s->cc, site_index(s->counter), site_index(s->counter2));
+	return ep_cookie_count(site_index(s->counter));
+}
+
+int probes__read_indirect(struct probes *p, probes_indirect_fn fn, void *ctx)
+{
+	struct ep_indirect_key key, next;
+	int fd = bpf_map__fd(p->skel->maps.indirect), rc;
+	bool first = true;
+	uint64_t v;
+
+	for (;;) {
+		rc = bpf_map_get_next_key(fd, first ? NULL : &key, &next);
+		if (rc)
+			break;
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
+			fn(ctx, key.site, key.target, v);
+	}
+	if (p->skel->bss->lost_indirect)
+		return pr_err("%llu indirect jumps could not be recorded (too many targets)",
+			      (unsigned long long)p->skel->bss->lost_indirect);
+	return 0;
+}
+
+/* Tries to attach a count probe at each of OFFS[lo, hi) of PATH at once; on a refusal,
+ * narrows down to the offsets the kernel refuses, appending them to *BAD. */
+static int bisect_refused(struct probes *p, const char *path, const uint64_t *offs,
+			  const uint64_t *cookies, size_t lo, size_t hi, uint64_t **bad,
+			  size_t *nbad, int *calls)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = (const unsigned long *)(offs + lo),
+		    .cookies = (const __u64 *)(cookies + lo), .cnt = hi - lo);
+	struct bpf_link *l;
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	if (++*calls > 100000)
+		return -E2BIG;
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_hit, p->bound_pid, path, NULL,
+					     &opts);
+	if (l) {
+		bpf_link__destroy(l);
+		return 0;
+	}
+	err = -errno;
+	if (err != -ENOTSUPP && err != -EINVAL && err != -EOPNOTSUPP)
+		return err; /* not about an offset */
+	if (hi - lo == 1) {
+		uint64_t *nb = realloc(*bad, (*nbad + 1) * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		*bad = nb;
+		(*bad)[(*nbad)++] = offs[lo];
+		return 0;
+	}
+	err = bisect_refused(p, path, offs, cookies, lo, lo + (hi - lo) / 2, bad, nbad, calls);
+	return err ? err : bisect_refused(p, path, offs, cookies, lo + (hi - lo) / 2, hi, bad,
+					  nbad, calls);
+}
+
+int probes__refused(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
+		    size_t n, uint64_t **bad, size_t *nbad)
+{
+	uint64_t *cookies;
+	int err = 0, calls = 0;
+
+	*bad = NULL;
+	*nbad = 0;
+	if (!n)
+		return 0;
+	cookies = calloc(n, sizeof(*cookies)); /* count cookies of counter 0 */
+	if (!cookies)
+		return -ENOMEM;
+	for (size_t done = 0; !err && done < n; done += PROBES_MAX_PER_LINK) {
+		size_t hi = n - done < PROBES_MAX_PER_LINK ? n : done + PROBES_MAX_PER_LINK;
+
+		err = bisect_refused(p, binary_path, file_offsets, cookies, done, hi, bad, nbad,
+				     &calls);
+	}
+	free(cookies);
+	if (err) {
+		free(*bad);
+		*bad = NULL;
+		*nbad = 0;
+		return pr_err("cannot check the probe sites of '%s': %s", binary_path,
+			      strerror(-err));
+	}
+	return 0;
+}

@@ -1,0 +1,229 @@
+/*
+ * Resolving `--lib` names to shared objects (see libs.h): from /proc/PID/maps, or from the
+ * dynamic loader's --list output for a program that has not started.
+ */
+#include "user/proc/libs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "user/util/log.h"
+
+/* A candidate object: its real path. */
+struct cands {
+	char **v;
+	size_t n;
+};
+
+static void cands_free(struct cands *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static int cands_add(struct cands *c, const char *path)
+{
+	char *real = realpath(path, NULL), **v;
+
+	if (!real)
+		return 0; /* gone, or not a file: not a candidate */
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i], real)) {
+			free(real);
+			return 0;
+		}
+	v = realloc(c->v, (c->n + 1) * sizeof(*v));
+	if (!v) {
+		free(real);
+		return -ENOMEM;
+	}
+	c->v = v;
+	c->v[c->n++] = real;
+	return 0;
+}
+
+bool libs__name_matches(const char *name, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(name);
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, n) && (base[n] == 0 || base[n] == '.' || base[n] == '-');
+}
+
+/* Whether candidate CAND (a real path) is what NAME asks for: the same file, or by name. */
+static bool matches(const char *name, const char *cand)
+{
+	if (strchr(name, '/')) {
+		char real[PATH_MAX];
+
+		return realpath(name, real) && !strcmp(real, cand);
+	}
+	return libs__name_matches(name, cand);
+}
+
+static int pick(const struct cands *c, const char *main_path, char *const *names, size_t n,
+		char **paths, const char *where)
+{
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = NULL;
+		for (size_t k = 0; k < c->n && !paths[i]; k++)
+			if (matches(names[i], c->v[k]) && strcmp(c->v[k], main_path))
+				paths[i] = strdup(c->v[k]);
+		if (!paths[i]) {
+			for (size_t j = 0; j < i; j++)
+				free(paths[j]);
+			return pr_err("--lib '%s': %s", names[i], where);
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(paths[j], paths[i])) {
+				for (size_t m = 0; m <= i; m++)
+					free(paths[m]);
+				return pr_err("--lib '%s': '%s' is given twice", names[i], paths[i]);
+			}
+	}
+	return 0;
+}
+
+int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths)
+{
+	char file[64], line[PATH_MAX + 256], exe[PATH_MAX], where[96];
+	struct cands c = { 0 };
+	ssize_t len;
+	FILE *f;
+	int rc;
+
+	snprintf(file, sizeof(file), "/proc/%d/exe", pid);
+	len = readlink(file, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	f = fopen(file, "re");
+	if (!f)
+		return pr_err("process %d: cannot read its mappings: %s", pid, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		if (strstr(path, " (deleted)"))
+			continue;
+		if (cands_add(&c, path)) {
+			fclose(f);
+			cands_free(&c);
+			return pr_err("out of memory");
+		}
+	}
+	fclose(f);
+	snprintf(where, sizeof(where), "process %d maps no such shared library", pid);
+	rc = pick(&c, exe, names, n, paths, where);
+	cands_free(&c);
+	return rc;
+}
+
+/* PROG's PT_INTERP into OUT; false when it has none (static) or cannot be read. */
+static bool interpreter(const char *prog, char *out, size_t size)
+{
+	int fd = open(prog, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t nph;
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph && !found; i++) {
+			GElf_Phdr ph;
+			size_t flen;
+			char *raw = elf_rawfile(elf, &flen);
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP || !raw ||
+			    ph.p_offset >= flen || ph.p_filesz == 0 || ph.p_filesz > size ||
+			    ph.p_offset + ph.p_filesz > flen)
+				continue;
+			memcpy(out, raw + ph.p_offset, ph.p_filesz);
+			out[ph.p_filesz - 1] = 0;
+			found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **paths)
+{
+	char interp[PATH_MAX], line[PATH_MAX + 256], where[PATH_MAX + 64];
+	struct cands c = { 0 };
+	int fds[2], st, rc;
+	pid_t pid;
+	FILE *f;
+
+	if (!interpreter(prog, interp, sizeof(interp)))
+		return pr_err("--lib: '%s' is not dynamically linked", prog);
+	if (pipe2(fds, O_CLOEXEC))
+		return pr_err("--lib: pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return pr_err("--lib: fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		dup2(fds[1], 1);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 2);
+		}
+		/* The loader lists what it would load for PROG, and runs nothing of it. */
+		execl(interp, interp, "--list", prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		/* "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "\t/lib64/ld-... (0x...)" */
+		char *arrow = strstr(line, "=> "), *path = arrow ? arrow + 3 : line, *end;
+
+		while (*path == '\t' || *path == ' ')
+			path++;
+		if (*path != '/')
+			continue;
+		end = strstr(path, " (0x");
+		if (end)
+			*end = 0;
+		path[strcspn(path, "\n")] = 0;
+		if (cands_add(&c, path)) {
+			rc = pr_err("out of memory");
+			goto out;
+		}
+	}
+	snprintf(where, sizeof(where), "the dynamic loader loads no such shared library for '%s'",
+		 prog);
+	rc = pick(&c, prog, names, n, paths, where);
+out:
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	cands_free(&c);
+	return rc;
+}

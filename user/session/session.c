@@ -1,0 +1,760 @@
+/*
+ * A profiling session (see session.h): plan every object, attach, and from counters and
+ * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
+ */
+#include "user/session/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/edgeprof.h"
+#include "user/builtin.h"
+#include "user/count/calibration.h"
+#include "user/util/clock.h"
+#include "cfg/error.h"
+#include "cfg/srcline.h"
+#include "estimators/frames.h"
+#include "estimators/propagate.h"
+#include "user/util/log.h"
+#include "user/proc/proc_maps.h"
+#include "user/profile/profile.h"
+
+int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
+			   char **names, size_t *nnames)
+{
+	switch (opt) {
+	case 'P':
+		if (strcmp(arg, "chords") == 0)
+			o->mode = PLACEMENT_CHORDS;
+		else if (strcmp(arg, "naive") == 0)
+			o->mode = PLACEMENT_NAIVE;
+		else
+			return usage_error(cmd, "unknown placement '%s' (chords or naive)", arg);
+		return 0;
+	case 'w':
+		o->weights = arg;
+		return 0;
+	case 'l':
+		if (*nnames == TRACER_MAX_OBJECTS - 1)
+			return usage_error(cmd, "at most %d --lib options", TRACER_MAX_OBJECTS - 1);
+		names[(*nnames)++] = arg;
+		return 0;
+	}
+	return usage_error(cmd, "unknown option '%c'", opt);
+}
+
+/* The run-time load bias of PATH in process PID (0 when not found, which is also right for
+ * a non-PIE executable). */
+static uint64_t load_bias(int pid, const char *path, const struct elf_image *img)
+{
+	uint64_t base = proc_maps__base(pid, path);
+	uint64_t first = img->segs[0].vaddr - img->segs[0].offset;
+
+	return base ? base - (first & ~0xfffULL) : 0;
+}
+
+/* The object whose indirect ordinals hold ORDINAL (a map ordinal), or NULL. */
+static struct session_object *object_of_ordinal(struct session *s, uint32_t ordinal)
+{
+	for (size_t k = 0; k < s->nobjs; k++)
+		if (ordinal >= s->objs[k].ordinal_base &&
+		    ordinal - s->objs[k].ordinal_base < s->objs[k].capacity)
+			return &s->objs[k];
+	return NULL;
+}
+
+/* One target an indirect site saw: add its hits to the counter of the matching out-edge. */
+static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t hits)
+{
+	struct session *s = arg;
+	struct session_object *o = object_of_ordinal(s, ordinal);
+	const struct probe_site *site;
+	const struct cfg_func *f;
+	int b;
+
+	if (!o)
+		return;
+	ordinal -= o->ordinal_base;
+	if (ordinal >= o->nindirect || o->indirect_site[ordinal] == UINT32_MAX) {
+		o->unmatched += hits;
+		return;
+	}
+	site = &o->pl.sites[o->indirect_site[ordinal]];
+	f = &o->prog.funcs[site->func];
+	b = cfg_func__block_containing(f, site->addr);
+	for (uint32_t k = 0; b >= 0 && k < f->blocks[b].nsucc && k < site->counter2; k++) {
+		const struct cfg_edge *e = &f->edges[f->succ[f->blocks[b].first_succ + k]];
+
+		if (e->to < f->nblocks && f->blocks[e->to].start == target - o->bias) {
+			s->counters[o->counter_base + site->counter + k] += hits;
+			return;
+		}
+	}
+	o->unmatched += hits;
+}
+
+/* Makes the instruction at VADDR unprobeable in PROG (the kernel refused a probe there). */
+static void mark_refused(struct cfg_program *prog, uint64_t vaddr)
+{
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		struct cfg_func *f = &prog->funcs[i];
+		int b = cfg_func__block_containing(f, vaddr);
+
+		for (uint32_t k = 0; b >= 0 && k < f->blocks[b].ninsns; k++)
+			if (f->insns[f->blocks[b].first_insn + k].addr == vaddr)
+				f->insns[f->blocks[b].first_insn + k].probe_class = PROBE_NEVER;
+	}
+}
+
+/* The file offsets of the sites of O's plan. Returns a malloc'd array, or NULL (reported). */
+static uint64_t *site_offsets(const struct session_object *o)
+{
+	uint64_t *offs = malloc((o->pl.nsites + 1) * sizeof(*offs));
+
+	if (!offs) {
+		pr_err("out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		if (elf_image__vaddr_to_offset(&o->img, o->pl.sites[i].addr, &offs[i])) {
+			pr_err("'%s': probe site %#llx has no file offset", o->path,
+			       (unsigned long long)o->pl.sites[i].addr);
+			free(offs);
+			return NULL;
+		}
+	return offs;
+}
+
+/* The attach cookie of site S of object O: its counters and ordinal moved to O's slice. */
+static uint64_t object_cookie(const struct session_object *o, const struct probe_site *s)
+{
+	struct probe_site moved = *s;
+
+	if (s->kind == SITE_INDIRECT) {
+		moved.ordinal += o->ordinal_base;
+	} else {
+		if (s->counter != PLACEMENT_NO_COUNTER)
+			moved.counter += o->counter_base;
+		if (s->kind == SITE_BRANCH && s->counter2 != PLACEMENT_NO_COUNTER)
+			moved.counter2 += o->counter_base;
+	}
+	return probes__cookie(&moved);
+}
+
+/* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
+static int object_prepare(struct session_object *o, const char *path,
+			  const struct placement_options *popt, const char *weights)
+{
+	o->img.fd = -1;
+	if (strlen(path) >= sizeof(o->path))
+		return pr_err("'%s': path too long", path);
+	strcpy(o->path, path);
+	o->popt = *popt;
+	if (elf_image__open(&o->img, path))
+		return pr_lib_err(path, cfg_strerror());
+	if (cfg_program__build(&o->prog, &o->img, NULL))
+		return pr_lib_err(path, cfg_strerror());
+	if (weights) {
+		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
+			return -1;
+		o->popt.weights = run_weights__get;
+		o->popt.weights_ctx = &o->rw;
+	}
+	if (placement__plan(&o->pl, &o->prog, &o->popt))
+		return pr_err("'%s': out of memory planning probes", path);
+	/* Room for a plan made again without refused sites (see session__attach). */
+	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
+	if (o->capacity < o->pl.nsites + 1024)
+		o->capacity = (uint32_t)o->pl.nsites + 1024;
+	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
+		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
+		o->pl.nsites, o->pl.ncounters);
+	return 0;
+}
+
+int session__prepare(struct session *s, const char *binary, const struct session_options *o)
+{
+	struct placement_options popt = { .mode = o->mode };
+	uint64_t total = 0, ordinals = 0;
+	double t0 = now_seconds();
+
+	if (o->nlibs > TRACER_MAX_OBJECTS - 1)
+		return pr_err("at most %d libraries can be profiled at once", TRACER_MAX_OBJECTS - 1);
+	s->objs = calloc(o->nlibs + 1, sizeof(*s->objs));
+	if (!s->objs)
+		return pr_err("out of memory");
+	for (size_t k = 0; k <= o->nlibs; k++)
+		s->objs[k].img.fd = -1;
+	s->nobjs = o->nlibs + 1;
+	calibration__load(&popt.costs);
+	for (size_t k = 0; k < s->nobjs; k++) {
+		struct session_object *ob = &s->objs[k];
+
+		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights))
+			return -1;
+		ob->counter_base = (uint32_t)total;
+		ob->ordinal_base = (uint32_t)ordinals;
+		total += ob->capacity;
+		ordinals += ob->capacity;
+		if (total >= EP_MAX_COUNTERS || ordinals >= EP_MAX_INDIRECT_SITES * 64ull)
+			return pr_err("'%s': %llu counters needed, at most %llu supported", ob->path,
+				      (unsigned long long)total, (unsigned long long)EP_MAX_COUNTERS);
+		s->lib_ids[k] = ob->img.build_id;
+	}
+	if (ordinals > EP_MAX_INDIRECT_SITES) {
+		/* Ordinals are 17 bits in a cookie: only the binary's may need them all. */
+		for (size_t k = 1; k < s->nobjs; k++)
+			for (size_t i = 0; i < s->objs[k].pl.nsites; i++)
+				if (s->objs[k].pl.sites[i].kind == SITE_INDIRECT &&
+				    s->objs[k].ordinal_base + s->objs[k].capacity > EP_MAX_INDIRECT_SITES)
+					return pr_err("'%s': too many jump-table sites in all",
+						      s->objs[k].path);
+	}
+	s->capacity = (uint32_t)total;
+	if (o->loop_stats) {
+		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl,
+					    &s->objs[0].popt.costs);
+		size_t stepped = 0;
+
+		if (err)
+			return pr_err("'%s': cannot plan the loop probes: %s", binary,
+				      err == -ENOMEM ? "out of memory" : cfg_strerror());
+		s->loop_stats = true;
+		for (size_t i = 0; i < s->loops.nsites; i++)
+			stepped += s->loops.sites[i].probe_class == PROBE_STEPPED;
+		pr_info("'%s': loop stats: %u loops, %u measured with %zu probe sites (%zu single-stepped)",
+			binary, s->loops.nloops, s->loops.nmeasured, s->loops.nsites, stepped);
+		for (uint32_t l = 0; l < s->loops.nloops; l++)
+			if (s->loops.loops[l].skip)
+				pr_debug("loop at %#llx in %s not measured: %s",
+					 (unsigned long long)s->loops.loops[l].header_addr,
+					 s->objs[0].prog.funcs[s->loops.loops[l].func].name,
+					 s->loops.loops[l].skip);
+	}
+	s->analysis_s = now_seconds() - t0;
+	pr_info("analysis (CFGs and probe plans) took %.3f s", s->analysis_s);
+	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
+		return -1;
+	probes__bind_pid(s->probes, o->bound_pid);
+	return 0;
+}
+
+/* Attaches N probes of object C at file offsets OFFS with COOKIES by ATTACH
+ * (probes__attach or probes__attach_loops). When the kernel refuses some instructions, none
+ * is attached, those are marked refused in C's CFG and their number is stored in *NREFUSED
+ * for the caller to plan again. Returns 0 or non-zero (reported). */
+static int attach_or_refuse(struct session *s, struct session_object *c,
+			    int (*attach)(struct probes *, const char *, const uint64_t *,
+					  const uint64_t *, size_t),
+			    const uint64_t *offs, const uint64_t *cookies, size_t n,
+			    size_t *nrefused)
+{
+	uint64_t *bad = NULL;
+	int err = n ? attach(s->probes, c->path, offs, cookies, n) : 0;
+
+	*nrefused = 0;
+	if (err == -ENOTSUPP)
+		err = probes__refused(s->probes, c->path, offs, n, &bad, nrefused);
+	if (err)
+		return err;
+	for (size_t i = 0; i < *nrefused; i++) {
+		uint64_t v;
+
+		if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v)) {
+			pr_debug("the kernel refuses a probe at %#llx", (unsigned long long)v);
+			mark_refused(&c->prog, v);
+		}
+	}
+	free(bad);
+	return 0;
+}
+
+/* Attaches the loop probes of the binary (after its counting probes): instructions the
+ * kernel refuses are left out and the loops planned again. Returns 0 or non-zero (reported). */
+static int attach_loops(struct session *s)
+{
+	struct session_object *c = &s->objs[0];
+
+	for (int round = 0; round < 4; round++) {
+		uint64_t *offs = malloc((s->loops.nsites + 1) * sizeof(*offs)), *cookies;
+		size_t nbad = 0;
+		uint32_t nloops = s->loops.nloops;
+		int err = 0;
+
+		cookies = malloc((s->loops.nsites + 1) * sizeof(*cookies));
+		if (!offs || !cookies) {
+			free(offs);
+			free(cookies);
+			return pr_err("out of memory");
+		}
+		for (size_t i = 0; !err && i < s->loops.nsites; i++) {
+			const struct loop_probe_site *ls = &s->loops.sites[i];
+
+			if (elf_image__vaddr_to_offset(&c->img, ls->addr, &offs[i]))
+				err = pr_err("'%s': loop probe site %#llx has no file offset", c->path,
+					     (unsigned long long)ls->addr);
+			cookies[i] = ep_cookie_loop(ls->event == LOOP_PROBE_ENTER ? EP_LOOP_ENTER
+										  : EP_LOOP_ITER,
+						    ls->depth, ls->loop);
+		}
+		if (!err)
+			err = attach_or_refuse(s, c, probes__attach_loops, offs, cookies,
+					       s->loops.nsites, &nbad);
+		free(cookies);
+		free(offs);
+		if (err)
+			return err;
+		if (!nbad)
+			return 0;
+		pr_info("'%s': the kernel refuses loop probes on %zu instructions: placing them again",
+			c->path, nbad);
+		loop_probes__free(&s->loops);
+		if (loop_probes__plan(&s->loops, &c->prog, &c->pl, &c->popt.costs) ||
+		    s->loops.nloops != nloops)
+			return pr_err("'%s': cannot plan the loop probes again", c->path);
+	}
+	return pr_err("'%s': the kernel keeps refusing loop probe sites", c->path);
+}
+
+int session__attach(struct session *s, size_t k, int pid)
+{
+	struct session_object *c = &s->objs[k];
+	int err = -EINVAL;
+
+	for (int round = 0; round < 4; round++) {
+		uint64_t *offs = site_offsets(c), *cookies;
+		size_t nbad = 0;
+
+		if (!offs)
+			return -EINVAL;
+		cookies = malloc((c->pl.nsites + 1) * sizeof(*cookies));
+		if (!cookies) {
+			free(offs);
+			return pr_err("out of memory");
+		}
+		for (size_t i = 0; i < c->pl.nsites; i++)
+			cookies[i] = object_cookie(c, &c->pl.sites[i]);
+		err = attach_or_refuse(s, c, probes__attach, offs, cookies, c->pl.nsites, &nbad);
+		free(cookies);
+		free(offs);
+		if (err)
+			return err;
+		if (!nbad) {
+			c->bias = load_bias(pid, c->path, &c->img);
+			c->attached = true;
+			return k == 0 && s->loop_stats ? attach_loops(s) : 0;
+		}
+		pr_info("'%s': the kernel refuses probes on %zu instructions: placing probes without them",
+			c->path, nbad);
+		placement__free(&c->pl);
+		if (placement__plan(&c->pl, &c->prog, &c->popt))
+			return pr_err("'%s': out of memory planning probes", c->path);
+		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
+			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
+				      c->path, c->pl.ncounters, c->capacity);
+	}
+	return pr_err("'%s': the kernel keeps refusing probe sites", c->path);
+}
+
+int session__check_libs(struct session *s, int pid)
+{
+	int ret = 0;
+
+	for (size_t k = 1; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+		uint64_t *offs = site_offsets(o), *bad = NULL;
+		size_t nbad = 0;
+
+		/* Mapped now: where (jump-table targets are run-time addresses). */
+		o->bias = load_bias(pid, o->path, &o->img);
+
+		if (!offs || probes__refused(s->probes, o->path, offs, o->pl.nsites, &bad, &nbad)) {
+			free(offs);
+			return -1;
+		}
+		if (nbad) {
+			pr_warn("'%s': the kernel refused %zu of its probes: its counts are not exact",
+				o->path, nbad);
+			ret = -1;
+		}
+		free(bad);
+		free(offs);
+	}
+	return ret;
+}
+
+int session__attach_libs(struct session *s, int pid)
+{
+	probes__bind_pid(s->probes, pid);
+	s->main_pid = pid;
+	for (size_t k = 1; k < s->nobjs; k++)
+		if (session__attach(s, k, pid))
+			return -1;
+	return 0;
+}
+
+/* The frames of every object: block indices and the virtual edges found, per object. */
+struct frame_map {
+	const struct session *s;
+	struct block_index *bi;  /* [nobjs] */
+	struct virtual_edge **v; /* [nobjs], room for every event */
+	size_t *n;               /* [nobjs] */
+};
+
+/* Whether frame event EV is accounted: in an attached object and, for a library (whose
+ * probes are bound to one process), in that process. */
+static bool event_counts(const struct session *s, const struct frame_event *ev)
+{
+	if (ev->obj >= s->nobjs || !s->objs[ev->obj].attached)
+		return false;
+	return ev->obj == 0 || !s->main_pid || ev->tgid == s->main_pid;
+}
+
+/* The frames of one C++ throw, from its marker at events[I]: innermost first, each frame whose
+ * call has no landing pad is skipped by the exception (left without returning); the first one
+ * whose call has one handles it (through its exception edge) and ends the walk. Frames of
+ * objects not profiled are not seen. Returns the index of the throw's last event. */
+static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, size_t i,
+			   size_t *unmapped)
+{
+	bool handled = false;
+
+	for (i++; i < tr->nevents && tr->events[i].kind == FRAME_THROW && tr->events[i].vaddr;
+	     i++) {
+		const struct frame_event *ev = &tr->events[i];
+		const struct cfg_program *prog;
+		const struct block_index *bi;
+		const struct block_ref *r;
+		const struct cfg_func *f;
+		const struct cfg_block *b;
+
+		if (handled || ev->activation || !event_counts(m->s, ev))
+			continue;
+		prog = &m->s->objs[ev->obj].prog;
+		bi = &m->bi[ev->obj];
+		r = block_index__find(bi, ev->vaddr - 1);
+		if (!r || r->end != ev->vaddr) {
+			(*unmapped)++;
+			continue;
+		}
+		f = &prog->funcs[r->func];
+		b = &f->blocks[r->block];
+		for (uint32_t k = 0; k < b->nsucc; k++)
+			handled |= f->edges[f->succ[b->first_succ + k]].kind == EDGE_EXCEPTION;
+		if (!handled && frames__virtual_edge(prog, bi, ev->vaddr, FRAME_LEFT, false,
+						     &m->v[ev->obj][m->n[ev->obj]]) == 1)
+			m->n[ev->obj]++;
+	}
+	return i - 1;
+}
+
+/* Maps the unwound frames to virtual edges, per object. */
+static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr,
+			     size_t *unmapped)
+{
+	const struct session *s = m->s;
+
+	*unmapped = 0;
+	for (size_t k = 0; k < s->nobjs; k++) {
+		int err = block_index__build(&m->bi[k], &s->objs[k].prog);
+
+		if (err)
+			return err;
+		m->v[k] = calloc(tr->nevents + 1, sizeof(*m->v[k]));
+		if (!m->v[k])
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct frame_event *ev = &tr->events[i];
+		struct virtual_edge *ve;
+		int rc;
+
+		if (ev->kind == FRAME_THROW) {
+			i = throw_frames(m, tr, i, unmapped);
+			continue;
+		}
+		if (!event_counts(s, ev))
+			continue;
+		ve = &m->v[ev->obj][m->n[ev->obj]];
+		rc = frames__virtual_edge(&s->objs[ev->obj].prog, &m->bi[ev->obj], ev->vaddr,
+					  ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
+					  ev->activation, ve);
+		if (rc == 1) {
+			ve->stopped_before = ev->pending;
+			m->n[ev->obj]++;
+		} else if (rc < 0) {
+			(*unmapped)++;
+		}
+	}
+	return 0;
+}
+
+static int cmp_ve_func(const void *a, const void *b)
+{
+	const struct virtual_edge *x = a, *y = b;
+
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Indirect sites of O: ordinal -> site. Returns 0 or -ENOMEM. */
+static int index_indirect(struct session_object *o)
+{
+	o->indirect_site = malloc((o->pl.nsites + 1) * sizeof(*o->indirect_site));
+	if (!o->indirect_site)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		o->indirect_site[i] = UINT32_MAX;
+	for (size_t i = 0; i < o->pl.nsites; i++)
+		if (o->pl.sites[i].kind == SITE_INDIRECT && o->pl.sites[i].ordinal < o->pl.nsites) {
+			o->indirect_site[o->pl.sites[i].ordinal] = (uint32_t)i;
+			if (o->pl.sites[i].ordinal + 1 > o->nindirect)
+				o->nindirect = o->pl.sites[i].ordinal + 1;
+		}
+	return 0;
+}
+
+/* Propagates object O's counts with its virtual edges VE[0..NVE) (sorted by function) into
+ * COUNTS[nfuncs]; adds its violations to *NVIOL. Returns 0 or -ENOMEM. */
+static int object_counts(const struct session *s, const struct session_object *o,
+			 const struct virtual_edge *ve, size_t nve, struct func_counts *counts,
+			 size_t *nviol)
+{
+	const uint64_t *counters = s->counters + o->counter_base;
+
+	for (size_t i = 0, j = 0; i < o->prog.nfuncs; i++) {
+		size_t k = j;
+
+		while (j < nve && ve[j].func == i)
+			j++;
+		if (o->pl.funcs[i].status == PLAN_EXCLUDED)
+			continue;
+		if (propagate__func(&o->prog.funcs[i], i, &o->pl, counters, &ve[k], j - k,
+				    &counts[i]))
+			return -ENOMEM;
+		*nviol += counts[i].nviolations;
+	}
+	return 0;
+}
+
+/* The measured moments of the binary's loops (M, from BPF) checked against its edge counts
+ * COUNTS: a loop's entries must be the flow into its header from its entry blocks and its
+ * trip sum the header's count, where those are known. Fills *STATS (malloc'd, sorted by
+ * function) and *SUM. Returns 0 or -ENOMEM. */
+static int loop_results(struct session *s, const struct probes_loop_moments *m,
+			const struct func_counts *counts, struct profile_loop_stat **stats,
+			size_t *nstats, struct profile_loop_summary *sum)
+{
+	const struct session_object *o = &s->objs[0];
+	const struct loop_probe_plan *lp = &s->loops;
+	uint32_t bad = 0;
+
+	*nstats = 0;
+	*stats = calloc(lp->nloops + 1, sizeof(**stats));
+	if (!*stats)
+		return -ENOMEM;
+	*sum = (struct profile_loop_summary){ .loops = lp->nloops, .measured = lp->nmeasured,
+					      .sites = lp->nsites };
+	for (size_t i = 0; i < lp->nsites; i++) {
+		const struct loop_probe_site *ls = &lp->sites[i];
+		const struct func_counts *fc = &counts[lp->loops[ls->loop].func];
+		int64_t n = fc->blocks ? fc->blocks[ls->block] : COUNT_UNKNOWN;
+
+		if (n > 0) {
+			sum->hits += (uint64_t)n;
+			sum->est_trap_ns += (double)n * site_costs__of(&o->popt.costs, ls->probe_class);
+		}
+	}
+	for (uint32_t l = 0; l < lp->nloops; l++) {
+		const struct loop_probe_loop *pl = &lp->loops[l];
+		const struct cfg_func *f = &o->prog.funcs[pl->func];
+		const struct func_counts *fc = &counts[pl->func];
+		int64_t hc = fc->blocks ? fc->blocks[pl->header] : COUNT_UNKNOWN, in = 0;
+
+		if (pl->skip)
+			continue;
+		for (uint32_t k = 0; fc->edges && k < f->nedges && in != COUNT_UNKNOWN; k++) {
+			const struct cfg_edge *e = &f->edges[k];
+			bool from_entry = false;
+
+			if (e->to != pl->header)
+				continue;
+			for (uint32_t j = 1; j < pl->nsites; j++)
+				from_entry |= lp->sites[pl->first_site + j].block == e->from;
+			if (!from_entry)
+				continue;
+			in = fc->edges[k] < 0 ? COUNT_UNKNOWN : in + fc->edges[k];
+		}
+		if (!fc->edges)
+			in = COUNT_UNKNOWN;
+		if ((hc >= 0 && (uint64_t)hc != m[l].sum) ||
+		    (in >= 0 && (uint64_t)in != m[l].entries) || m[l].sum > INT64_MAX) {
+			pr_debug("loop at %#llx in %s: measured %llu entries, %llu trips; edge counts say %lld, %lld",
+				 (unsigned long long)pl->header_addr, f->name,
+				 (unsigned long long)m[l].entries, (unsigned long long)m[l].sum,
+				 (long long)in, (long long)hc);
+			bad++;
+			continue;
+		}
+		(*stats)[(*nstats)++] = (struct profile_loop_stat){
+			.func = pl->func, .header = pl->header_addr, .entries = m[l].entries,
+			.sum = m[l].sum, .sumsq = m[l].sumsq,
+		};
+	}
+	if (bad)
+		pr_warn("%u loops' measured trip counts disagree with the edge counts (-vv: which): their moments are left out of the profile",
+			bad);
+	pr_info("loop stats: %zu of %u loops measured, %llu extra probe hits, est. %.3f s of traps",
+		*nstats, lp->nloops, (unsigned long long)sum->hits, sum->est_trap_ns / 1e9);
+	return 0;
+}
+
+int session__finish(struct session *s, const struct tracer_result *tr,
+		    const struct session_run_info *info, const char *out)
+{
+	struct probes_loop_moments *lm = NULL;
+	struct profile_loop_stat *lstats = NULL;
+	struct profile_loop_summary lsum;
+	size_t nlstats = 0;
+	uint64_t lost_trips = 0;
+	size_t n = s->nobjs, unmapped = 0, nviol = 0;
+	struct block_index *bi = calloc(n, sizeof(*bi));
+	struct virtual_edge **v = calloc(n, sizeof(*v));
+	size_t *nv = calloc(n, sizeof(*nv));
+	struct func_counts **counts = calloc(n, sizeof(*counts));
+	struct srcline **lines = calloc(n, sizeof(*lines));
+	struct profile_input *in = calloc(n, sizeof(*in));
+	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
+	uint64_t unmatched = 0;
+	int ret = -1;
+
+	if (!bi || !v || !nv || !counts || !lines || !in)
+		goto nomem;
+	s->counters = calloc(s->capacity + 1, sizeof(*s->counters));
+	if (!s->counters || probes__read(s->probes, s->counters)) {
+		pr_err("cannot read the counters");
+		goto out;
+	}
+	/* Indirect sites: their counters are the targets their jumps took. */
+	for (size_t k = 0; k < n; k++)
+		if (index_indirect(&s->objs[k]))
+			goto nomem;
+	if (probes__read_indirect(s->probes, fold_indirect, s))
+		goto out;
+	for (size_t k = 0; k < n; k++)
+		unmatched += s->objs[k].unmatched;
+	if (unmatched)
+		pr_warn("%llu indirect jumps went to targets that are no edge of the CFG: counts of their functions are not exact",
+			(unsigned long long)unmatched);
+	if (probes__lost_forks(s->probes))
+		pr_warn("%llu forked processes could not be counted (too many processes)",
+			(unsigned long long)probes__lost_forks(s->probes));
+	if (s->loop_stats) {
+		lm = calloc(s->loops.nloops + 1, sizeof(*lm));
+		if (!lm)
+			goto nomem;
+		if (probes__read_loops(s->probes, lm, &lost_trips))
+			goto out;
+		if (lost_trips)
+			pr_warn("%llu loop iterations could not be followed (too many loops active at once): some loops' moments are not exact",
+				(unsigned long long)lost_trips);
+	}
+	probes__close(s->probes);
+	s->probes = NULL;
+	if (frames_to_virtual(&m, tr, &unmapped))
+		goto nomem;
+	for (size_t k = 0; k < n; k++) {
+		struct session_object *o = &s->objs[k];
+
+		if (nv[k])
+			qsort(v[k], nv[k], sizeof(*v[k]), cmp_ve_func);
+		counts[k] = calloc(o->prog.nfuncs ? o->prog.nfuncs : 1, sizeof(*counts[k]));
+		if (!counts[k] || object_counts(s, o, v[k], nv[k], counts[k], &nviol))
+			goto nomem;
+		if (srcline__open(&lines[k], &o->img))
+			lines[k] = NULL;
+		in[k] = (struct profile_input){
+			.prog = &o->prog, .pl = &o->pl, .counters = s->counters + o->counter_base,
+			.counts = counts[k], .costs = &o->popt.costs, .lines = lines[k],
+			.argv = info->argv, .wait_status = tr->wait_status, .seconds = tr->seconds,
+			.nprocesses = tr->nprocesses, .nthreads = tr->nthreads,
+			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
+			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
+			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
+		};
+	}
+	if (s->loop_stats) {
+		if (loop_results(s, lm, counts[0], &lstats, &nlstats, &lsum))
+			goto nomem;
+		in[0].loops = lstats;
+		in[0].nloops = nlstats;
+		in[0].loop_summary = &lsum;
+	}
+	/* Libraries whose probes never went in (the program ended before its loader was done)
+	 * have nothing to report. */
+	in[0].libs = &in[1];
+	for (size_t k = 1; k < n; k++) {
+		if (s->objs[k].attached)
+			in[1 + in[0].nlibs++] = in[k];
+		else
+			pr_warn("'%s' was never attached: it has no section in the profile",
+				s->objs[k].path);
+	}
+	if (profile__write(out, &in[0]))
+		goto out;
+	if (nviol)
+		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",
+			nviol, tr->unwind_failures);
+	if (unmapped)
+		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+	pr_info("profile written to '%s'", out);
+	ret = 0;
+	goto out;
+nomem:
+	pr_err("out of memory");
+out:
+	for (size_t k = 0; k < n; k++) {
+		if (lines && lines[k])
+			srcline__close(lines[k]);
+		for (size_t i = 0; counts && counts[k] && i < s->objs[k].prog.nfuncs; i++)
+			func_counts__release(&counts[k][i]);
+		if (counts)
+			free(counts[k]);
+		if (v)
+			free(v[k]);
+		if (bi)
+			block_index__free(&bi[k]);
+	}
+	free(bi);
+	free(v);
+	free(nv);
+	free(counts);
+	free(lines);
+	free(in);
+	free(lm);
+	free(lstats);
+	return ret;
+}
+
+void session__release(struct session *s)
+{
+	probes__close(s->probes);
+	s->probes = NULL;
+	free(s->counters);
+	s->counters = NULL;
+	for (size_t k = 0; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+
+		free(o->indirect_site);
+		run_weights__free(&o->rw);
+		placement__free(&o->pl);
+		cfg_program__free(&o->prog);
+		elf_image__close(&o->img);
+	}
+	free(s->objs);
+	s->objs = NULL;
+	s->nobjs = 0;
+	loop_probes__free(&s->loops);
+	s->loop_stats = false;
+}

@@ -1,0 +1,116 @@
+/*
+ * A profiling session: the main binary and any shared libraries profiled with it (`--lib`),
+ * each an object with its own CFG, probe plan and slice of the BPF counters; the probes; and
+ * the step that turns counter values and process-control events (frames left or entered
+ * without call or return) into exact per-edge counts and a profile file with one section per
+ * object. `edgeprof run` and `edgeprof record -p` differ only in how the process is
+ * controlled (tracer.h); both go through a session.
+ */
+#ifndef EDGEPROF_USER_SESSION_H
+#define EDGEPROF_USER_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "estimators/loop_probes.h"
+#include "estimators/placement.h"
+#include "user/count/probes.h"
+#include "user/session/run_weights.h"
+#include "user/proc/tracer.h"
+
+struct session_options {
+	enum placement_mode mode;
+	const char *weights;  /* a profile for exact weights of the binary, or NULL */
+	int bound_pid;        /* > 0: probes live in this process only (attach to a running
+			       * process); 0: the binary's in every process mapping it, counted
+			       * when started by us or forked by a counted process */
+	char *const *libs;    /* real paths of shared libraries to profile too */
+	size_t nlibs;         /* at most TRACER_MAX_OBJECTS - 1 */
+	bool loop_stats;      /* also measure the trip-count moments of the binary's loops
+			       * (`run --loop-stats`; not for libraries) */
+};
+
+/* One profiled object: the binary (objs[0]) or a library. */
+struct session_object {
+	char path[PATH_MAX];   /* its real path */
+	struct elf_image img;
+	struct cfg_program prog;
+	struct placement pl;
+	struct placement_options popt;
+	struct run_weights rw;
+	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
+	uint32_t capacity;
+	uint32_t ordinal_base; /* its indirect sites' ordinals, offset by this in the map */
+	uint64_t bias;         /* run-time address - ELF vaddr of its code */
+	bool attached;
+	/* while folding indirect targets into counters */
+	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
+	uint32_t nindirect;
+	uint64_t unmatched;    /* indirect hits to a target that is no edge */
+};
+
+struct session {
+	struct session_object *objs;
+	size_t nobjs;
+	struct probes *probes;
+	uint32_t capacity;     /* counters the BPF map holds, all objects */
+	uint64_t *counters;    /* their values, at the end */
+	int main_pid;          /* libraries' probes are bound to this process: their frames in
+			        * other processes are not theirs to count */
+	const char *lib_ids[TRACER_MAX_OBJECTS]; /* build-ids of objs[1..] for the tracer */
+	bool loop_stats;       /* the binary's loops are probed for trip counts */
+	struct loop_probe_plan loops; /* their plan (objs[0]) */
+	double analysis_s;     /* seconds session__prepare spent on CFGs and plans */
+};
+
+/* What session__finish writes besides the counts. */
+struct session_run_info {
+	char *const *argv;     /* the program's command line (NULL-terminated), or NULL */
+	const char *mode;      /* "run" or "attach" */
+	int pid;               /* attach: the process attached to */
+	double held_attach, held_detach; /* attach: seconds the process was stopped */
+};
+
+/* The options `run` and `record` share, as getopt_long values: --placement MODE ('P'),
+ * --weights FILE ('w') and --lib NAME|PATH ('l': the name goes into NAMES, which holds
+ * TRACER_MAX_OBJECTS - 1, counted in *NNAMES). Takes option OPT with argument ARG into O.
+ * Returns 0, or the exit status of a usage error reported for command CMD. */
+int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
+			   char **names, size_t *nnames);
+
+/* Opens BINARY (a real path) and the libraries of O, builds their CFGs, plans the probes and
+ * loads the BPF program with room for all. Returns 0, or non-zero after reporting one line;
+ * release S in any case. */
+int session__prepare(struct session *s, const char *binary, const struct session_options *o);
+
+/* Attaches the probes of object K (0: the binary) for process PID, which maps it and has not
+ * run its code since (stopped) or is bound (its probes live only there): sites the kernel
+ * refuses are found by bisection, left out, and the object's probes planned again. Sets the
+ * object's load bias from PID's mappings. Does not count PID yet (probes__add_pid). Returns
+ * 0 or non-zero (reported). */
+int session__attach(struct session *s, size_t k, int pid);
+
+/* session__attach of every library, with their probes bound to PID. A library PID does not
+ * map yet gets its probes when it is mapped; the kernel checks them only then: see
+ * session__check_libs. */
+int session__attach_libs(struct session *s, int pid);
+
+/* Once the libraries are mapped in process PID (before their probed code can have run): takes
+ * their load addresses, and checks whether the kernel refuses any of their probes, which
+ * would then have been left out silently.
+ * Returns 0, or -1 after a warning per library with refused sites (its counts are not exact
+ * then). */
+int session__check_libs(struct session *s, int pid);
+
+/* Reads the counters (the counted processes must be gone or no longer counted), detaches the
+ * probes, maps TR's frame events to virtual edges, propagates every function's counts and
+ * writes the profile to OUT atomically. Returns 0, or non-zero after reporting one line. */
+int session__finish(struct session *s, const struct tracer_result *tr,
+		    const struct session_run_info *info, const char *out);
+
+/* Frees everything S holds (probes detached). Safe on a zeroed or partly prepared S. */
+void session__release(struct session *s);
+
+#endif
