@@ -31,12 +31,18 @@ enum insn_flow {
 	INSN_SYSCALL,    /* syscall: falls through */
 };
 
-/* What a probe on this instruction costs the kernel (see shared/design/uprobe-costs.md). */
+/* What a counting site on this instruction costs: the first four classes are uprobes (what
+ * the kernel does with the probed instruction, see uprobe-costs in the README); the last two
+ * are in-process counters, a jump written over a window of whole instructions to a trampoline
+ * that increments a counter (cfg_insn.patch_count / patch_branch say where one can go). */
 enum insn_probe_class {
 	PROBE_STEPPED = 0, /* copied out of line and single-stepped: expensive */
 	PROBE_EMULATED,    /* jcc, jmp rel, call rel32, push reg, nop / xchg ax,ax */
 	PROBE_NOP5,        /* 5-byte nopl: optimised uprobe */
 	PROBE_NEVER,       /* must not be probed (e.g. a prefix-only or unknown encoding) */
+	PROBE_PATCH,       /* in-process counter, flags dead where it increments */
+	PROBE_PATCH_FLAGS, /* in-process counter that saves and restores the flags */
+	PROBE_CLASS_COUNT
 };
 
 struct cfg_insn {
@@ -46,7 +52,13 @@ struct cfg_insn {
 	uint8_t probe_class; /* enum insn_probe_class */
 	uint8_t cc;          /* for INSN_JCC: the x86 condition code (jcc opcode & 0xf), or
 			      * 0x10 jrcxz/jecxz, 0x11 loop, 0x12 loope, 0x13 loopne */
-	uint32_t reserved;
+	/* In-process counters (0 where none can go; else PROBE_PATCH or PROBE_PATCH_FLAGS), set
+	 * by a patch-window analysis after the build, never by the builder itself:
+	 * patch_count   a window may start here, counting this instruction's block;
+	 * patch_branch  (a block's last jcc) a window may end with this jump, counting each
+	 *               outcome on its own. */
+	uint8_t patch_count, patch_branch;
+	uint16_t reserved;
 };
 
 enum cfg_edge_kind {

@@ -164,9 +164,10 @@ static long cheapest_insn(const struct cfg_func *f, uint32_t b, const struct sit
 
 	for (uint32_t k = 0; k < f->blocks[b].ninsns; k++) {
 		const struct cfg_insn *in = &f->insns[f->blocks[b].first_insn + k];
-		double cost = site_costs__of(c, in->probe_class);
+		unsigned cls;
+		double cost = site_costs__best(c, in, false, &cls);
 
-		if (in->probe_class != PROBE_NEVER && cost < bc) {
+		if (cls != PROBE_NEVER && cost < bc) {
 			bc = cost;
 			best = f->blocks[b].first_insn + k;
 		}
@@ -194,9 +195,10 @@ static long entry_site(const struct cfg_func *f, uint32_t c, const struct site_c
 		n--;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct cfg_insn *in = &f->insns[b->first_insn + k];
-		double cost = site_costs__of(sc, in->probe_class);
+		unsigned cls;
+		double cost = site_costs__best(sc, in, false, &cls);
 
-		if (in->probe_class != PROBE_NEVER && cost < bc) {
+		if (cls != PROBE_NEVER && cost < bc) {
 			bc = cost;
 			best = b->first_insn + k;
 		}
@@ -229,13 +231,14 @@ static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const doub
 	const struct cfg_edge *ed = &f->edges[e];
 	struct edge_pay p = { INFINITY, INFINITY, INFINITY, INFINITY, -1, -1 };
 	double we = fmax(w[e], 1e-9), wb = fmax(out_weight(f, ed->from, w), we);
+	unsigned cls;
 
 	if (is_branch_block(f, ed->from))
-		p.branch = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
+		p.branch = wb * site_costs__best(c, last_insn(f, ed->from), true, &cls);
 	if (f->blocks[ed->from].nsucc == 1 && (p.block_insn = cheapest_insn(f, ed->from, c)) >= 0)
-		p.block = we * site_costs__of(c, f->insns[p.block_insn].probe_class);
+		p.block = we * site_costs__best(c, &f->insns[p.block_insn], false, &cls);
 	if ((p.entry_insn = entry_site(f, ed->to, c)) >= 0)
-		p.entry = we * site_costs__of(c, f->insns[p.entry_insn].probe_class);
+		p.entry = we * site_costs__best(c, &f->insns[p.entry_insn], false, &cls);
 	if (indirect_table(f, ed->from))
 		p.indirect = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
 	return p;
@@ -270,6 +273,7 @@ static int count_block(struct planner *p, size_t fi, struct func_plan *fp, uint3
 	const struct cfg_insn *in = &f->insns[k];
 	struct probe_site s;
 	uint32_t idx;
+	unsigned cls;
 	int err;
 
 	if (fp->block_counter[b] != PLACEMENT_NO_COUNTER)
@@ -279,8 +283,9 @@ static int count_block(struct planner *p, size_t fi, struct func_plan *fp, uint3
 	err = push_counter(p, (uint32_t)fi, COUNTS_BLOCK, b, (uint32_t)p->sites.n, &idx);
 	if (err)
 		return err;
+	site_costs__best(&p->opt->costs, in, false, &cls);
 	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_COUNT,
-				 .probe_class = in->probe_class, .counter = idx,
+				 .probe_class = (uint8_t)cls, .counter = idx,
 				 .counter2 = PLACEMENT_NO_COUNTER };
 	fp->block_counter[b] = idx;
 	return push_site(p, &s);
@@ -293,6 +298,7 @@ static int count_branch(struct planner *p, size_t fi, struct func_plan *fp, uint
 	const struct cfg_insn *in = last_insn(f, b);
 	uint32_t taken = UINT32_MAX, not_taken = UINT32_MAX, ct, cn, k;
 	struct probe_site s;
+	unsigned cls;
 	int err;
 
 	for (k = 0; k < f->blocks[b].nsucc; k++) {
@@ -317,8 +323,9 @@ static int count_branch(struct planner *p, size_t fi, struct func_plan *fp, uint
 		return err;
 	fp->edge_counter[taken] = ct;
 	fp->edge_counter[not_taken] = cn;
+	site_costs__best(&p->opt->costs, in, true, &cls);
 	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_BRANCH,
-				 .cc = in->cc, .probe_class = in->probe_class, .counter = ct,
+				 .cc = in->cc, .probe_class = (uint8_t)cls, .counter = ct,
 				 .counter2 = cn };
 	return push_site(p, &s);
 }
@@ -368,7 +375,10 @@ static int plan_naive(struct planner *p, size_t fi, struct func_plan *fp)
 		 * instruction stays uncounted: its count comes from its neighbours, if at all). */
 		uint32_t k = f->blocks[b].first_insn, end = k + f->blocks[b].ninsns;
 
-		while (k < end && f->insns[k].probe_class == PROBE_NEVER)
+		unsigned cls = PROBE_NEVER;
+
+		while (k < end && (site_costs__best(&p->opt->costs, &f->insns[k], false, &cls),
+				   cls == PROBE_NEVER))
 			k++;
 		if (k == end)
 			continue;
@@ -479,9 +489,12 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		for (uint32_t k2 = 0; k2 < f->blocks[b].nsucc && !counted; k2++)
 			counted = fp->edge_counter[f->succ[f->blocks[b].first_succ + k2]] !=
 				  PLACEMENT_NO_COUNTER;
-		if (counted)
+		if (counted) {
+			unsigned cls;
+
 			fp->est_cost += out_weight(f, b, w) *
-					site_costs__of(c, last_insn(f, b)->probe_class);
+					site_costs__best(c, last_insn(f, b), true, &cls);
+		}
 	}
 	for (uint32_t b = 0; b < f->nblocks; b++) {
 		double wb = 0;

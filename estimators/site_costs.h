@@ -12,16 +12,25 @@
 
 struct site_costs {
 	/* Nanoseconds per hit, indexed by enum insn_probe_class (PROBE_NEVER is ignored). */
-	double ns[4];
+	double ns[PROBE_CLASS_COUNT];
 	bool measured; /* from a calibration on this machine, not the defaults */
 };
 
 /* The documented defaults, measured on the project's reference VM (kernel 6.18):
- * single-stepped 9500 ns, emulated 500 ns, 5-byte nop (optimised uprobe) 380 ns. */
+ * single-stepped 9500 ns, emulated 500 ns, 5-byte nop (optimised uprobe) 380 ns; an
+ * in-process counter 10 ns, 20 ns when it saves the flags (atomic increments, a jump out
+ * and back). */
 void site_costs__defaults(struct site_costs *c);
 
 /* Cost of one hit of a probe on an instruction of class CLS (enum insn_probe_class);
  * a huge value for PROBE_NEVER. */
 double site_costs__of(const struct site_costs *c, unsigned cls);
+
+/* The cheapest way to count at instruction IN: a uprobe of its probe_class or, when BRANCH is
+ * false, an in-process counter whose window starts there (patch_count); when BRANCH is true,
+ * one whose window ends with its conditional jump (patch_branch). Stores the class chosen in
+ * *CLS (PROBE_NEVER when neither can) and returns its cost (huge for PROBE_NEVER). */
+double site_costs__best(const struct site_costs *c, const struct cfg_insn *in, bool branch,
+			unsigned *cls);
 
 #endif

@@ -32,6 +32,7 @@ static const char *const status_names[] = {
 static const char *const class_names[] = {
 	[PROBE_STEPPED] = "stepped", [PROBE_EMULATED] = "emulated",
 	[PROBE_NOP5] = "nop5",       [PROBE_NEVER] = "never",
+	[PROBE_PATCH] = "patch",     [PROBE_PATCH_FLAGS] = "patch-flags",
 };
 
 static const char *const site_kind_names[] = {
@@ -45,7 +46,7 @@ const char *profile__status_name(unsigned status)
 
 const char *profile__class_name(unsigned probe_class)
 {
-	return probe_class < 4 ? class_names[probe_class] : "?";
+	return probe_class < PROBE_CLASS_COUNT ? class_names[probe_class] : "?";
 }
 
 /* ---- writing -------------------------------------------------------------------------- */
@@ -164,7 +165,7 @@ static int check_input(struct writer *w, struct totals *t)
 		    (ps->kind == SITE_BRANCH && ps->counter2 >= pl->ncounters) ||
 		    (ps->kind == SITE_INDIRECT &&
 		     (!ps->counter2 || ps->counter2 > pl->ncounters - ps->counter)) ||
-		    ps->kind > SITE_INDIRECT || ps->probe_class > PROBE_NEVER)
+		    ps->kind > SITE_INDIRECT || ps->probe_class >= PROBE_CLASS_COUNT)
 			return wfail(w, -EINVAL, "probe site %zu is inconsistent", s);
 		hits = in->counters[ps->counter];
 		if (ps->kind == SITE_BRANCH)
@@ -275,9 +276,10 @@ static void write_placement(struct writer *w)
 
 	fprintf(w->out, ",\n\"placement\":{\"mode\":\"%s\",\"costs\":{",
 		pl->mode == PLACEMENT_NAIVE ? "naive" : "chords");
-	fprintf(w->out, "\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"measured\":%s},",
+	fprintf(w->out,
+		"\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"patch\":%.17g,\"patch_flags\":%.17g,\"measured\":%s},",
 		c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED], c->ns[PROBE_NOP5],
-		c->measured ? "true" : "false");
+		c->ns[PROBE_PATCH], c->ns[PROBE_PATCH_FLAGS], c->measured ? "true" : "false");
 	fprintf(w->out, "\"est_cost_ns\":%.17g,\n\"sites\":[",
 		isfinite(pl->est_cost) ? pl->est_cost : 0.0);
 	for (size_t s = 0; s < pl->nsites && !ferror(w->out); s++) {
@@ -1407,6 +1409,11 @@ static int read_costs(struct reader *r, json_t *pl)
 		err = get_num(r, c, "emulated", "placement costs", &p->costs.ns[PROBE_EMULATED]);
 	if (!err)
 		err = get_num(r, c, "nop5", "placement costs", &p->costs.ns[PROBE_NOP5]);
+	/* In-process counter costs: absent from profiles written before they existed. */
+	if (!err && json_object_get(c, "patch"))
+		err = get_num(r, c, "patch", "placement costs", &p->costs.ns[PROBE_PATCH]);
+	if (!err && json_object_get(c, "patch_flags"))
+		err = get_num(r, c, "patch_flags", "placement costs", &p->costs.ns[PROBE_PATCH_FLAGS]);
 	if (!err)
 		err = get_bool(r, c, "measured", "placement costs", &p->costs.measured);
 	return err;
@@ -1449,9 +1456,9 @@ static int read_site(struct reader *r, json_t *o, size_t s, struct profile_site 
 	err = get_str(r, o, "class", where, &str);
 	if (err)
 		return err;
-	for (k = 0; k < 4 && strcmp(str, class_names[k]); k++)
+	for (k = 0; k < PROBE_CLASS_COUNT && strcmp(str, class_names[k]); k++)
 		;
-	if (k == 4)
+	if (k == PROBE_CLASS_COUNT)
 		return rfail(r, "%s: unknown class \"%.40s\"", where, str);
 	ps->probe_class = (uint8_t)k;
 	err = get(r, o, "counters", JSON_ARRAY, where, &ctr);

@@ -20,10 +20,12 @@
  *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM}, (with "attach")
  *   "placement": {
  *     "mode": "chords" | "naive",
- *     "costs": {"stepped": NS, "emulated": NS, "nop5": NS, "measured": BOOL},
+ *     "costs": {"stepped": NS, "emulated": NS, "nop5": NS, "patch": NS, "patch_flags": NS,
+ *               "measured": BOOL},                              (patch* optional on read)
  *     "est_cost_ns": NUM,                                       (per invocation, summed)
  *     "sites": [{"addr": ADDR, "func": I, "kind": "count" | "branch", "cc": INT (branch),
- *                "class": "stepped" | "emulated" | "nop5" | "never",
+ *                "class": "stepped" | "emulated" | "nop5" | "never" (a uprobe) |
+ *                         "patch" | "patch-flags" (an in-process counter),
  *                "counters": [C] | [C_TAKEN, C_NOT_TAKEN], "hits": INT}...],
  *     "counters": [{"func": I, "edge": E, "site": S} | {"func": I, "block": B, "site": S}...]
  *   },
