@@ -43,4 +43,16 @@ struct jt_cfg {
 int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
 			struct cfg_jump_table *jt, uint64_t **targets);
 
+/* Is the general register FAM (0 rax .. 15 r15, see x86_reg_family) the same constant on
+ * every path that reaches the instruction at ADDR, just before it runs? Searches backwards
+ * over every predecessor CFG->preds gives, each path until an instruction that writes FAM
+ * (a call clobbers the caller-saved registers): each such write must be a recognised constant
+ * (mov $imm, lea X(%rip), the xor/sub zero idiom), all equal. Returns 0 with *VAL set, or
+ * -ENOENT when not proven (a path from the function entry or a root, an unknown write, two
+ * different values, too many instructions, or no memory). The answer holds for the
+ * predecessors known now: a caller still discovering the function's code must ask again once
+ * it is complete. */
+int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+			  int64_t *val);
+
 #endif

@@ -581,6 +581,10 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		} else if (f->flags & CFG_FUNC_BAD_CODE) {
 			fp->status = PLAN_NAIVE;
 			fp->reason = "undecodable code: block counts only";
+		} else if (f->flags & CFG_FUNC_RUNS_OFF) {
+			fp->status = PLAN_NAIVE;
+			fp->reason = "control runs past the function's end into other code: block "
+				     "counts only";
 		} else {
 			fp->status = PLAN_CHORDS;
 			err = plan_chords(&p, fi, fp);
