@@ -463,13 +463,20 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 	case X86_INS_MOVSX:
 	case X86_INS_MOVSXD:
 		/* movzx of a byte or word register: the value is in [0, 0xff] or [0, 0xffff],
-		 * whatever the register held (the bound of an index mask, as `and $0xff`). */
+		 * whatever the register held (the bound of an index mask, as `and $0xff`).
+		 * A value a compare already bounds keeps its symbol, and that tighter bound
+		 * (`cmp $0x29,%al; ja; movzbl %al,%eax`: 42 entries, not 256). */
 		if (dst && o1 && in->id == X86_INS_MOVZX && o1->type == X86_OP_REG &&
 		    (o1->size == 1 || o1->size == 2)) {
 			uint64_t mask = o1->size == 1 ? 0xff : 0xffff;
+			bool known = operand_value(st, in, o1, false, &v);
 
-			if (operand_value(st, in, o1, false, &v) && v.sym < 0) {
+			if (known && v.sym < 0) {
 				*dst = (struct sval){ .sym = -1, .c = (int64_t)((uint64_t)v.c & mask) };
+			} else if (known && ((st->cmp_valid && same_sval(st->cmp_val, v)) ||
+					     (st->bound_valid && same_sval(st->bound_val, v)))) {
+				*dst = v; /* as before: the compare's bound applies to it */
+				return;
 			} else {
 				v = fresh(st);
 				if (v.sym != MAX_SYMS - 1)

@@ -6,10 +6,14 @@
  * predecessors before the jump stops at the merge, and each path's bound must be proven on
  * its own (one with `ja` not taken, one with `jbe` taken). sw_split(c, second) returns the
  * case of c - 'a' (first path) or c - 'b' (second path) in 0..3, or -1.
+ * sw_byte(c) indexes a 256-entry table by `movzbl %dil`, with no compare at all: the byte
+ * register bounds the index (python3.11's eval loop and PyUnicode_Format have this form); it
+ * returns 10, 20, 30 or 40 by c & 3.
  */
 #include <stdio.h>
 
 int sw_split(int c, int second);
+int sw_byte(int c);
 
 __asm__(".text\n"
 	".globl sw_split\n"
@@ -45,6 +49,33 @@ __asm__(".text\n"
 	"sw_split_table:\n"
 	"	.long 10b - sw_split_table, 11b - sw_split_table\n"
 	"	.long 12b - sw_split_table, 13b - sw_split_table\n"
+	".text\n"
+	".globl sw_byte\n"
+	".type sw_byte, @function\n"
+	"sw_byte:\n"
+	".cfi_startproc\n"
+	"	movzbl %dil, %eax\n"
+	"	lea sw_byte_table(%rip), %rdx\n"
+	"	movslq (%rdx,%rax,4), %rax\n"
+	"	add %rdx, %rax\n"
+	"	jmp *%rax\n"
+	"20:	mov $10, %eax\n"
+	"	ret\n"
+	"21:	mov $20, %eax\n"
+	"	ret\n"
+	"22:	mov $30, %eax\n"
+	"	ret\n"
+	"23:	mov $40, %eax\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size sw_byte, .-sw_byte\n"
+	".section .rodata\n"
+	".align 4\n"
+	"sw_byte_table:\n"
+	"	.rept 64\n"
+	"	.long 20b - sw_byte_table, 21b - sw_byte_table\n"
+	"	.long 22b - sw_byte_table, 23b - sw_byte_table\n"
+	"	.endr\n"
 	".text\n");
 
 int main(void)
@@ -54,6 +85,7 @@ int main(void)
 
 	while ((c = getchar()) != EOF) {
 		sum += sw_split(c, (int)(n & 1));
+		sum += sw_byte(c + (int)n * 256); /* only the low byte indexes */
 		n++;
 	}
 	printf("%ld %ld\n", n, sum);
