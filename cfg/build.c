@@ -66,6 +66,8 @@ struct builder {
 	struct addr_map func_index; /* function entry -> index in funcs */
 	VEC(struct cfg_func) funcs;
 	VEC(uint64_t) new_starts;  /* call targets that are not known function starts yet */
+	VEC(uint64_t) foreign;     /* pairs (address, function entry): code of that function
+				    * entered by another function that runs off into it */
 	bool assume_returns;       /* step 1 of build_all: internal callees all return */
 
 	/* Scratch for the function being built. */
@@ -847,6 +849,20 @@ static int classify_indirect_tail_calls(struct builder *b, struct cfg_func *f)
 	return 0;
 }
 
+/* Where the traversal of the function at ENTRY starts: its entry, and the addresses where
+ * other functions run into its code (roots, entered from outside like landing pads). */
+static int seed(struct builder *b, uint64_t entry)
+{
+	int err = VEC_PUSH(b->work, entry);
+
+	for (size_t i = 0; !err && i < b->foreign.n; i += 2)
+		if (b->foreign.v[i + 1] == entry) {
+			err = addr_map__put(&b->roots, b->foreign.v[i], 1);
+			err = err ? err : VEC_PUSH(b->work, b->foreign.v[i]);
+		}
+	return err;
+}
+
 /* Builds F (whose name, entry and sources are set) from scratch. */
 static int build_func(struct builder *b, struct cfg_func *f)
 {
@@ -864,7 +880,7 @@ static int build_func(struct builder *b, struct cfg_func *f)
 	f->sources = sources;
 	reset_scratch(b, entry);
 	addr_map__clear(&b->status_veto);
-	err = VEC_PUSH(b->work, entry);
+	err = seed(b, entry);
 	for (;;) {
 		while (!err && b->work.n)
 			err = walk(b, b->work.v[--b->work.n]);
@@ -879,14 +895,14 @@ static int build_func(struct builder *b, struct cfg_func *f)
 			/* A call judged no-return by its status has a new predecessor: start over
 			 * without that judgement (the veto only grows, so this ends). */
 			reset_scratch(b, entry);
-			err = VEC_PUSH(b->work, entry);
+			err = seed(b, entry);
 			continue;
 		}
 		if (tables_still_hold(b) || ++rounds > 4)
 			break;
 		/* Start over with what we know now (more predecessors, fewer proofs). */
 		reset_scratch(b, entry);
-		err = VEC_PUSH(b->work, entry);
+		err = seed(b, entry);
 	}
 	err = assemble(b, f);
 	return err ? err : classify_indirect_tail_calls(b, f);
@@ -1127,6 +1143,52 @@ out:
 }
 
 /*
+ * The other side of CFG_FUNC_RUNS_OFF: when F runs off into code of another function G (not
+ * at G's entry, and G is not a part of F that merge_fragments took in), G's code there is
+ * entered from outside G's graph, and G's edge counts would take F's executions as G's own.
+ * G is rebuilt with that address as a root (a block start, entered from outside) and flagged
+ * CFG_FUNC_FOREIGN_ENTRY (placement excludes it: nothing wrong is presented).
+ */
+static int mark_foreign_entries(struct builder *b)
+{
+	size_t i, n0 = b->foreign.n;
+	int err = 0;
+
+	for (i = 0; i < b->funcs.n && !err; i++) {
+		const struct cfg_func *f = &b->funcs.v[i];
+
+		if (!(f->flags & CFG_FUNC_RUNS_OFF))
+			continue;
+		for (uint32_t k = 0; k < f->nedges && !err; k++) {
+			const struct cfg_edge *e = &f->edges[k];
+			const struct func_start *g;
+			uint32_t gi;
+
+			if (e->kind != EDGE_UNRESOLVED || !e->target)
+				continue;
+			g = range_owner(b->syms, e->target);
+			if (!g || g->addr == f->entry || g->addr == e->target ||
+			    !addr_map__get(&b->func_index, g->addr, &gi))
+				continue;
+			err = VEC_PUSH(b->foreign, e->target);
+			err = err ? err : VEC_PUSH(b->foreign, g->addr);
+		}
+	}
+	for (i = n0; i < b->foreign.n && !err; i += 2) {
+		uint32_t gi;
+		bool again = false;
+
+		for (size_t k = n0; k < i; k += 2)
+			again |= b->foreign.v[k + 1] == b->foreign.v[i + 1];
+		if (again || !addr_map__get(&b->func_index, b->foreign.v[i + 1], &gi))
+			continue;
+		err = build_func(b, &b->funcs.v[gi]);
+		b->funcs.v[gi].flags |= CFG_FUNC_FOREIGN_ENTRY;
+	}
+	return err;
+}
+
+/*
  * The no-return analysis in three steps: (1) build every function assuming that the
  * functions of the binary return (a superset of the final graph); (2) the greatest fixpoint
  * over those graphs: all functions start as no-return and flip when a return becomes
@@ -1193,6 +1255,8 @@ static int build_all(struct builder *b)
 	b->new_starts.n = 0;
 	if (!err)
 		err = merge_fragments(b);
+	if (!err)
+		err = mark_foreign_entries(b);
 out:
 	free(stack);
 	free(seen);
@@ -1279,6 +1343,7 @@ static void free_builder(struct builder *b)
 	addr_map__free(&b->status_nr);
 	addr_map__free(&b->status_veto);
 	free(b->new_starts.v);
+	free(b->foreign.v);
 	free(b->work.v);
 	free(b->insns.v);
 	free(b->pending.v);

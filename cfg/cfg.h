@@ -142,6 +142,11 @@ struct cfg_jump_table {
  * function ever holds another function's entry or bytes outside its range, so code that
  * runs there is never counted as this function's. */
 #define CFG_FUNC_RUNS_OFF 0x10
+/* The other side of CFG_FUNC_RUNS_OFF: another function runs into this one's code other
+ * than at its entry. Those addresses are roots (block starts entered from outside, as landing
+ * pads are); the function is not profiled (placement excludes it): its edges do not explain
+ * that flow, and its invocations cannot be told from the other function's entries. */
+#define CFG_FUNC_FOREIGN_ENTRY 0x20
 
 struct cfg_func {
 	char *name;        /* owned copy */

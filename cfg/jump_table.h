@@ -3,11 +3,15 @@
  * leads to the jump (extended backwards while each instruction has exactly one predecessor)
  * is executed symbolically; the target must be a load from TABLE + stride * INDEX (absolute
  * 8-byte entries) or BASE + sext32(load) (PIC form), and INDEX must be bounded by an unsigned
- * compare (cmp $N + ja/jae/jbe/jb) on the chain or by an `and $mask` of the index; a table
- * never extends past the data object (symbol) that holds it. A register that the chain only reads (e.g. a
- * table base loaded before a loop) is a constant when every definition reaching the chain
- * start, over all predecessors, is the same `lea X(%rip)` or `mov $imm`. No bound, no table:
- * the caller reports the jump unresolved instead of guessing.
+ * compare (cmp $N + ja/jae/jbe/jb) on the chain or by an `and $mask` of the index (or a
+ * movzx of a byte or word register, a mask of 0xff / 0xffff); a table never extends past the
+ * data object (symbol) that holds it. When the chain stops at a merge (an instruction with
+ * several predecessors, e.g. the bound check copied onto a loop's back edge), each
+ * predecessor's path is resolved on its own and all must give the same table. A register
+ * that the chain only reads (e.g. a table base loaded before a loop) is a constant when
+ * every definition reaching the chain start, over all predecessors, is the same
+ * `lea X(%rip)`, `mov $imm` or zero idiom. No bound, no table: the caller reports the jump
+ * unresolved instead of guessing.
  */
 #ifndef EDGEPROF_CFG_JUMP_TABLE_H
 #define EDGEPROF_CFG_JUMP_TABLE_H

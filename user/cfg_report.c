@@ -77,6 +77,7 @@ const char *cfg_report__flags(const struct cfg_report *r, const struct cfg_func 
 	ADD_FLAG(is_irreducible(fi), "irreducible");
 	ADD_FLAG(f->flags & CFG_FUNC_BAD_CODE, "bad-code");
 	ADD_FLAG(f->flags & CFG_FUNC_RUNS_OFF, "runs-off");
+	ADD_FLAG(f->flags & CFG_FUNC_FOREIGN_ENTRY, "entered-mid");
 	ADD_FLAG(is_fragment(r, f), "fragment");
 #undef ADD_FLAG
 	if (!buf[0])
