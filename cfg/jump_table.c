@@ -813,7 +813,8 @@ unresolved:
  * Each predecessor's path is resolved on its own; when every one gives the same table
  * (address, entry size, form), the jump is resolved with the largest bound among them (each
  * path's bound is proven for that path, so the union of the cases is the larger prefix of
- * the same table). Any path that does not resolve leaves the jump unresolved.
+ * the same table). Any path that does not resolve, or resolves to one constant target rather
+ * than a table, leaves the jump unresolved (then perhaps an indirect tail call, build.c).
  */
 static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
 			 const uint64_t *chain, int n, struct cfg_jump_table *jt,
@@ -845,6 +846,14 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 		err = resolve_chain(d, jump, cfg, sub, m, &one, &t);
 		if (err)
 			break;
+		/* Only a real table: a path that loads one constant code address (no table,
+		 * entry_size 0) says nothing of the other paths' targets (sqlite3's updateMapping
+		 * tail-calls one of three functions, chosen by `lea f(%rip)` on each path). */
+		if (!one.table || !one.entry_size) {
+			free(t);
+			err = -ENOENT;
+			break;
+		}
 		if (best_t && (one.table != best.table || one.entry_size != best.entry_size ||
 			       one.relative != best.relative || one.operand_ok != best.operand_ok)) {
 			free(t);

@@ -31,7 +31,9 @@ static void *vec_push(struct vec *vc)
 		vc->v = nv;
 		vc->cap = cap;
 	}
-	return (char *)vc->v + vc->elt * vc->n++;
+	/* Zeroed: callers fill some fields one by one (raw_func.mid_frame, read only by the
+	 * FDE reader, must be false for every other source). */
+	return memset((char *)vc->v + vc->elt * vc->n++, 0, vc->elt);
 }
 
 static bool in_code(const struct elf_image *img, uint64_t addr)
