@@ -66,6 +66,8 @@ struct builder {
 	struct addr_map func_index; /* function entry -> index in funcs */
 	VEC(struct cfg_func) funcs;
 	VEC(uint64_t) new_starts;  /* call targets that are not known function starts yet */
+	VEC(uint64_t) foreign;     /* pairs (address, function entry): code of that function
+				    * entered by another function that runs off into it */
 	bool assume_returns;       /* step 1 of build_all: internal callees all return */
 
 	/* Scratch for the function being built. */
@@ -80,6 +82,10 @@ struct builder {
 	struct addr_map bad;       /* addr -> 1: a target that is not decodable code */
 	struct addr_map block_of;  /* block start -> block id, while assembling */
 	struct addr_map tablelike; /* indirect jump -> 1: looks like a table, bound unproven */
+	struct addr_map outside;   /* addr -> 1: reached, but outside the function (see walk) */
+	struct addr_map status_nr; /* call -> 1: no-return by its constant status argument */
+	struct addr_map status_veto; /* call -> 1: that proof failed once the code was complete
+				      * (kept for the whole build of one function) */
 	VEC(uint64_t) work;
 	VEC(uint64_t) insns;       /* visited instruction addresses */
 	VEC(uint64_t) pending;     /* indirect jumps not yet resolved */
@@ -235,6 +241,123 @@ static bool unique_pred(void *ctx, uint64_t addr, uint64_t *pred)
 	return true;
 }
 
+/*
+ * Where a function ends. Code reached from a function's entry (by fall-through, jump or a
+ * call's return) belongs to it only while it stays inside the function: the function's own
+ * entry, its symbol or FDE range when that size is known (or one of its cold fragments), and
+ * never another function's entry. An instruction outside is never decoded as part of the
+ * function: a call whose fall-through would leave is a no-return call (gcc emitted nothing
+ * after it because it knew the callee does not return there, e.g. error(1, ...), or a helper
+ * that always exits); any other path that leaves (a plain fall-through, a jcc's not-taken
+ * side, a jump into the middle of other code) becomes an EDGE_UNRESOLVED edge to EXIT and
+ * the function is flagged CFG_FUNC_RUNS_OFF (block counts only), unless the code it reached
+ * is a cold part of it (merge_fragments then rebuilds it with that part). Before this rule
+ * such a path silently took in the next function's code: its executions, entered there by
+ * calls, were counted as this function's, and flow could still be conserved (find's main
+ * ran past `call error` into _start, and main was reported invoked twice).
+ */
+static bool leaves_function(struct builder *b, uint64_t a)
+{
+	const struct func_start *fs, *self;
+
+	if (a == b->entry)
+		return false;
+	fs = symbols__func_at(b->syms, a);
+	if (fs && !(fs->fragment && fs->parent == b->entry))
+		return true;
+	self = symbols__func_at(b->syms, b->entry);
+	return self && self->size && !in_function(b, a);
+}
+
+/* Does the fall-through of a call at NEXT leave the function, possibly after alignment
+ * padding (nops, int3) that runs up to the end of the function or another function's entry? */
+static bool falls_off(struct builder *b, uint64_t next)
+{
+	for (int k = 0; k < 64; k++) {
+		const cs_insn *in;
+
+		if (leaves_function(b, next))
+			return true;
+		if (!decoder__get(&b->dec, next))
+			return false;
+		in = decoder__detail(&b->dec, next);
+		if (!in || (in->id != X86_INS_NOP && in->id != X86_INS_INT3))
+			return false;
+		next += in->size;
+	}
+	return false;
+}
+
+/* GNU error(status, errnum, fmt, ...) and error_at_line(status, ...) (and gnulib's verror,
+ * verror_at_line) call exit(status) when status is not 0. */
+static bool is_error_like(const char *name)
+{
+	return name && (strcmp(name, "error") == 0 || strcmp(name, "error_at_line") == 0 ||
+			strcmp(name, "verror") == 0 || strcmp(name, "verror_at_line") == 0);
+}
+
+/* Is the call (or tail call) DI a call of the C library's error() or error_at_line() whose
+ * status (edi) is a non-zero constant on every path to it? Only external callees (PLT stub
+ * or GOT slot) are judged by name: a function of the binary is judged by its own code. */
+static bool status_noreturn(struct builder *b, const struct dinsn *di)
+{
+	bool slot = di->rip_slot;
+	bool ind = di->flow == INSN_CALL_IND || di->flow == INSN_JMP_IND;
+	int64_t v;
+	uint32_t one;
+
+	if ((ind && !slot) || (!slot && !in_plt(b->img, di->target)))
+		return false;
+	if (!is_error_like(callee_name(b, di->target, slot)))
+		return false;
+	if (addr_map__get(&b->status_veto, di->addr, &one))
+		return false;
+	if (jump_table__reg_const(&b->dec, &b->jt_cfg, di->addr, 7, &v) || (int32_t)v == 0)
+		return false;
+	return addr_map__put(&b->status_nr, di->addr, 1) == 0;
+}
+
+/* Does the call or tail call DI (a copy: decoding invalidates the cache's pointers) return to
+ * its caller? Sets *WHY to the enum cfg_noreturn_why when it does not. */
+static bool site_returns(struct builder *b, const struct dinsn *di, bool tail, uint8_t *why)
+{
+	bool slot = di->rip_slot;
+	bool ind = di->flow == INSN_CALL_IND || di->flow == INSN_JMP_IND;
+	uint8_t w = CFG_NORET_NONE;
+
+	if (!callee_returns(b, ind && !slot ? 0 : di->target, slot, ind))
+		w = CFG_NORET_CALLEE;
+	else if (status_noreturn(b, di))
+		w = CFG_NORET_STATUS;
+	else if (!tail && falls_off(b, di->addr + di->size))
+		w = CFG_NORET_LAYOUT;
+	if (why)
+		*why = w;
+	return w == CFG_NORET_NONE;
+}
+
+/* Once the function's code is complete: does every no-return judgement made from a status
+ * argument still hold with every predecessor known? A failed one is vetoed for the rest of
+ * this function's build (the caller starts over). */
+static bool status_proofs_hold(struct builder *b)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < b->insns.n; i++) {
+		uint64_t a = b->insns.v[i];
+		uint32_t one;
+		int64_t v;
+
+		if (!addr_map__get(&b->status_nr, a, &one))
+			continue;
+		if (jump_table__reg_const(&b->dec, &b->jt_cfg, a, 7, &v) || (int32_t)v == 0) {
+			addr_map__put(&b->status_veto, a, 1);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
 static void reset_scratch(struct builder *b, uint64_t entry)
 {
 	size_t i;
@@ -251,6 +374,8 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	addr_map__clear(&b->bad);
 	addr_map__clear(&b->block_of);
 	addr_map__clear(&b->tablelike);
+	addr_map__clear(&b->outside);
+	addr_map__clear(&b->status_nr);
 	b->work.n = b->insns.n = b->pending.n = 0;
 	for (i = 0; i < b->tables.n; i++)
 		free(b->tables.v[i].targets);
@@ -299,11 +424,17 @@ static int walk(struct builder *b, uint64_t a)
 	int err;
 
 	while (!addr_map__get(&b->visited, a, &one)) {
-		const struct dinsn *di = decoder__get(&b->dec, a);
+		const struct dinsn *di;
+		struct dinsn cur;
 		uint64_t next;
 
+		if (leaves_function(b, a))
+			return addr_map__put(&b->outside, a, 1);
+		di = decoder__get(&b->dec, a);
 		if (!di)
 			return addr_map__put(&b->bad, a, 1);
+		cur = *di;
+		di = &cur;
 		if (addr_map__put(&b->visited, a, 1) || VEC_PUSH(b->insns, a))
 			return -ENOMEM;
 		next = a + di->size;
@@ -325,13 +456,13 @@ static int walk(struct builder *b, uint64_t a)
 			    elf_image__code(b->img, di->target, &(size_t){ 0 }) &&
 			    (err = VEC_PUSH(b->new_starts, di->target)))
 				return err;
-			if (!callee_returns(b, di->target, false, false))
+			if (!site_returns(b, di, false, NULL))
 				return 0;
 			break;
 		case INSN_CALL_IND:
 			if ((err = note_landing_pad(b, a)))
 				return err;
-			if (!callee_returns(b, di->target, di->rip_slot, true))
+			if (!site_returns(b, di, false, NULL))
 				return 0;
 			break;
 		case INSN_RET:
@@ -431,6 +562,7 @@ struct fbuild {
 	VEC(struct cfg_call) calls;
 	VEC(uint64_t) unresolved;
 	struct addr_map *block_of; /* start -> block id (the builder's, cleared per function) */
+	struct addr_map *outside;  /* the builder's: addresses reached outside the function */
 };
 
 static int add_edge(struct fbuild *fb, uint32_t from, uint32_t to, uint8_t kind, uint8_t flags,
@@ -449,7 +581,8 @@ static int edge_to(struct fbuild *fb, struct cfg_func *f, uint32_t from, uint64_
 	uint32_t to;
 
 	if (!addr_map__get(fb->block_of, t, &to)) {
-		f->flags |= CFG_FUNC_BAD_CODE;
+		f->flags |= addr_map__get(fb->outside, t, &to) ? CFG_FUNC_RUNS_OFF
+							       : CFG_FUNC_BAD_CODE;
 		if (!f->bad_addr)
 			f->bad_addr = t;
 		return add_edge(fb, from, nblocks, EDGE_UNRESOLVED, 0, t);
@@ -458,7 +591,7 @@ static int edge_to(struct fbuild *fb, struct cfg_func *f, uint32_t from, uint64_
 }
 
 static int add_call(struct builder *b, struct fbuild *fb, const struct dinsn *di, uint32_t blk,
-		    bool tail, bool returns)
+		    bool tail, bool returns, uint8_t why)
 {
 	bool indirect = di->flow == INSN_JMP_IND || di->flow == INSN_CALL_IND;
 	struct cfg_call c = {
@@ -468,6 +601,7 @@ static int add_call(struct builder *b, struct fbuild *fb, const struct dinsn *di
 		.indirect = indirect,
 		.tail = tail,
 		.noreturn = !returns,
+		.noreturn_why = returns ? CFG_NORET_NONE : why,
 		.external = di->rip_slot || in_plt(b->img, di->target),
 	};
 
@@ -484,37 +618,41 @@ static int make_edges(struct builder *b, struct fbuild *fb, struct cfg_func *f, 
 		      uint32_t nblocks)
 {
 	const struct cfg_block *bl = &fb->blocks.v[blk];
-	const struct dinsn *di = decoder__get(&b->dec, fb->insns.v[bl->first_insn + bl->ninsns - 1].addr);
+	struct dinsn cur = *decoder__get(&b->dec, fb->insns.v[bl->first_insn + bl->ninsns - 1].addr);
+	const struct dinsn *di = &cur;
 	uint64_t next = bl->end;
 	const struct table_rec *tr;
 	uint32_t eh;
+	uint8_t why = 0;
 	bool ret;
 	int err = 0;
 
 	switch (di->flow) {
 	case INSN_JCC:
 		if (is_tail_target(b, di->target)) {
-			err = add_edge(fb, blk, nblocks, EDGE_TAIL_CALL, CFG_EDGE_COND_TAKEN,
+			ret = site_returns(b, di, true, &why);
+			err = add_edge(fb, blk, nblocks, ret || why == CFG_NORET_CALLEE ?
+				       EDGE_TAIL_CALL : EDGE_NORETURN, CFG_EDGE_COND_TAKEN,
 				       di->target);
-			err = err ? err : add_call(b, fb, di, blk, true,
-						   callee_returns(b, di->target, false, false));
+			err = err ? err : add_call(b, fb, di, blk, true, ret, why);
 		} else {
 			err = edge_to(fb, f, blk, di->target, EDGE_TAKEN, nblocks);
 		}
 		return err ? err : edge_to(fb, f, blk, next, EDGE_NOT_TAKEN, nblocks);
 	case INSN_JMP:
 		if (is_tail_target(b, di->target)) {
-			err = add_edge(fb, blk, nblocks, EDGE_TAIL_CALL, 0, di->target);
-			return err ? err : add_call(b, fb, di, blk, true,
-						    callee_returns(b, di->target, false, false));
+			ret = site_returns(b, di, true, &why);
+			err = add_edge(fb, blk, nblocks, ret || why == CFG_NORET_CALLEE ?
+				       EDGE_TAIL_CALL : EDGE_NORETURN, 0, di->target);
+			return err ? err : add_call(b, fb, di, blk, true, ret, why);
 		}
 		return edge_to(fb, f, blk, di->target, EDGE_JUMP, nblocks);
 	case INSN_JMP_IND:
 		if (di->rip_slot) {
-			ret = callee_returns(b, di->target, true, true);
+			ret = site_returns(b, di, true, &why);
 			err = add_edge(fb, blk, nblocks, ret ? EDGE_TAIL_CALL : EDGE_NORETURN,
 				       CFG_EDGE_INDIRECT, 0);
-			return err ? err : add_call(b, fb, di, blk, true, ret);
+			return err ? err : add_call(b, fb, di, blk, true, ret, why);
 		}
 		tr = table_at(b, di->addr);
 		if (!tr) {
@@ -547,8 +685,8 @@ static int make_edges(struct builder *b, struct fbuild *fb, struct cfg_func *f, 
 		return err;
 	case INSN_CALL:
 	case INSN_CALL_IND:
-		ret = callee_returns(b, di->target, di->rip_slot, di->flow == INSN_CALL_IND);
-		err = add_call(b, fb, di, blk, false, ret);
+		ret = site_returns(b, di, false, &why);
+		err = add_call(b, fb, di, blk, false, ret, why);
 		if (!err && addr_map__get(&b->eh_of, di->addr, &eh))
 			err = edge_to(fb, f, blk, b->callsites[eh].lp, EDGE_EXCEPTION, nblocks);
 		if (err)
@@ -575,7 +713,7 @@ static bool ends_block(const struct dinsn *di)
 /* Turns the visited instructions into blocks, edges and call sites of F. */
 static int assemble(struct builder *b, struct cfg_func *f)
 {
-	struct fbuild fb = { .block_of = &b->block_of };
+	struct fbuild fb = { .block_of = &b->block_of, .outside = &b->outside };
 	uint64_t *a = b->insns.v;
 	size_t n = b->insns.n, i;
 	uint32_t nb, one;
@@ -711,6 +849,20 @@ static int classify_indirect_tail_calls(struct builder *b, struct cfg_func *f)
 	return 0;
 }
 
+/* Where the traversal of the function at ENTRY starts: its entry, and the addresses where
+ * other functions run into its code (roots, entered from outside like landing pads). */
+static int seed(struct builder *b, uint64_t entry)
+{
+	int err = VEC_PUSH(b->work, entry);
+
+	for (size_t i = 0; !err && i < b->foreign.n; i += 2)
+		if (b->foreign.v[i + 1] == entry) {
+			err = addr_map__put(&b->roots, b->foreign.v[i], 1);
+			err = err ? err : VEC_PUSH(b->work, b->foreign.v[i]);
+		}
+	return err;
+}
+
 /* Builds F (whose name, entry and sources are set) from scratch. */
 static int build_func(struct builder *b, struct cfg_func *f)
 {
@@ -727,7 +879,8 @@ static int build_func(struct builder *b, struct cfg_func *f)
 	f->sym_size = size;
 	f->sources = sources;
 	reset_scratch(b, entry);
-	err = VEC_PUSH(b->work, entry);
+	addr_map__clear(&b->status_veto);
+	err = seed(b, entry);
 	for (;;) {
 		while (!err && b->work.n)
 			err = walk(b, b->work.v[--b->work.n]);
@@ -738,11 +891,18 @@ static int build_func(struct builder *b, struct cfg_func *f)
 			return err;
 		if (grew)
 			continue;
+		if (!status_proofs_hold(b)) {
+			/* A call judged no-return by its status has a new predecessor: start over
+			 * without that judgement (the veto only grows, so this ends). */
+			reset_scratch(b, entry);
+			err = seed(b, entry);
+			continue;
+		}
 		if (tables_still_hold(b) || ++rounds > 4)
 			break;
 		/* Start over with what we know now (more predecessors, fewer proofs). */
 		reset_scratch(b, entry);
-		err = VEC_PUSH(b->work, entry);
+		err = seed(b, entry);
 	}
 	err = assemble(b, f);
 	return err ? err : classify_indirect_tail_calls(b, f);
@@ -846,9 +1006,14 @@ static int cmp_pair(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
 }
 
-/* True when some block of G that lies outside G's own FDE range is also code of F. */
+/* True when some block of G that lies outside G's own FDE range is also code of F, or G runs
+ * off its range (CFG_FUNC_RUNS_OFF) into code of F. */
 static bool borrows_from(const struct cfg_func *g, const struct cfg_func *f)
 {
+	for (uint32_t e = 0; e < g->nedges; e++)
+		if (g->edges[e].kind == EDGE_UNRESOLVED && g->edges[e].target &&
+		    cfg_func__block_containing(f, g->edges[e].target) >= 0)
+			return true;
 	for (uint32_t i = 0; i < g->nblocks; i++) {
 		uint64_t a = g->blocks[i].start;
 
@@ -860,10 +1025,36 @@ static bool borrows_from(const struct cfg_func *g, const struct cfg_func *f)
 	return false;
 }
 
+/* The start whose symbol or FDE range holds ADDR (the nearest start at or below it), or NULL. */
+static const struct func_start *range_owner(const struct symbols *syms, uint64_t addr)
+{
+	size_t lo = 0, hi = syms->nfuncs;
+	const struct func_start *fs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	fs = &syms->funcs[lo - 1];
+	return fs->size && addr - fs->addr < fs->size ? fs : NULL;
+}
+
+#define REF_MID (1ULL << 63) /* a source that jumps into the middle of the start's range */
+
 /*
  * Split-off parts of functions in stripped binaries (gcc's .cold parts have their own FDE but
- * no name): a start known only from an FDE, never called, reached by direct jumps from exactly
- * one function F, whose code runs on into F's own blocks. Such a start becomes a fragment of F
+ * no name): a start known only from an FDE, never called, reached by direct jumps (to its
+ * start, or into its range: F's jumps that run off, CFG_FUNC_RUNS_OFF) from exactly one
+ * function F, whose code runs on into F's own blocks (or runs off into them), or which F
+ * enters in the middle of its range (no function is entered there: it is a part of F), or
+ * whose FDE says it starts inside a frame already set up (fs->mid_frame: not entered by a
+ * call, so not a function; its code may end in a return or a tail call of F's frame). Such a start becomes a fragment of F
  * and F is rebuilt to include it; the fragment is no longer a function of its own.
  */
 static int merge_fragments(struct builder *b)
@@ -884,6 +1075,20 @@ static int merge_fragments(struct builder *b)
 			err = VEC_PUSH(refs, c->target);
 			err = err ? err : VEC_PUSH(refs, c->tail ? f->entry : UINT64_MAX);
 		}
+		/* A jump that ran off F into the middle of another start's range (gcc's cold
+		 * part, entered at any of its blocks): a jump to that start, for this purpose. */
+		for (k = 0; k < f->nedges && !err; k++) {
+			const struct cfg_edge *e = &f->edges[k];
+			const struct func_start *g;
+
+			if (e->kind != EDGE_UNRESOLVED || !e->target || !(f->flags & CFG_FUNC_RUNS_OFF))
+				continue;
+			g = range_owner(b->syms, e->target);
+			if (!g || g->addr == f->entry)
+				continue;
+			err = VEC_PUSH(refs, g->addr);
+			err = err ? err : VEC_PUSH(refs, f->entry | (e->target != g->addr ? REF_MID : 0));
+		}
 	}
 	if (err)
 		goto out;
@@ -895,18 +1100,20 @@ static int merge_fragments(struct builder *b)
 		goto out;
 	}
 	for (i = 0; i < refs.n; i = k) {
-		uint64_t t = refs.v[i], src = refs.v[i + 1];
+		uint64_t t = refs.v[i], src = refs.v[i + 1] & ~REF_MID;
 		uint32_t gi, fi;
-		bool one_jumper = src != UINT64_MAX;
+		bool one_jumper = refs.v[i + 1] != UINT64_MAX, mid = false;
 		struct func_start *fs;
 
-		for (k = i; k < refs.n && refs.v[k] == t; k += 2)
-			one_jumper &= refs.v[k + 1] == src;
+		for (k = i; k < refs.n && refs.v[k] == t; k += 2) {
+			one_jumper &= refs.v[k + 1] != UINT64_MAX && (refs.v[k + 1] & ~REF_MID) == src;
+			mid |= refs.v[k + 1] != UINT64_MAX && (refs.v[k + 1] & REF_MID);
+		}
 		fs = (struct func_start *)symbols__func_at(b->syms, t);
 		if (!one_jumper || !fs || (fs->sources & ~FUNC_SRC_FDE) || src == t ||
 		    !addr_map__get(&b->func_index, t, &gi) ||
 		    !addr_map__get(&b->func_index, src, &fi) || dead[gi] || dead[fi] ||
-		    !borrows_from(&b->funcs.v[gi], &b->funcs.v[fi]))
+		    !(mid || fs->mid_frame || borrows_from(&b->funcs.v[gi], &b->funcs.v[fi])))
 			continue;
 		fs->fragment = true;
 		fs->parent = src;
@@ -932,6 +1139,52 @@ static int merge_fragments(struct builder *b)
 out:
 	free(refs.v);
 	free(dead);
+	return err;
+}
+
+/*
+ * The other side of CFG_FUNC_RUNS_OFF: when F runs off into code of another function G (not
+ * at G's entry, and G is not a part of F that merge_fragments took in), G's code there is
+ * entered from outside G's graph, and G's edge counts would take F's executions as G's own.
+ * G is rebuilt with that address as a root (a block start, entered from outside) and flagged
+ * CFG_FUNC_FOREIGN_ENTRY (placement excludes it: nothing wrong is presented).
+ */
+static int mark_foreign_entries(struct builder *b)
+{
+	size_t i, n0 = b->foreign.n;
+	int err = 0;
+
+	for (i = 0; i < b->funcs.n && !err; i++) {
+		const struct cfg_func *f = &b->funcs.v[i];
+
+		if (!(f->flags & CFG_FUNC_RUNS_OFF))
+			continue;
+		for (uint32_t k = 0; k < f->nedges && !err; k++) {
+			const struct cfg_edge *e = &f->edges[k];
+			const struct func_start *g;
+			uint32_t gi;
+
+			if (e->kind != EDGE_UNRESOLVED || !e->target)
+				continue;
+			g = range_owner(b->syms, e->target);
+			if (!g || g->addr == f->entry || g->addr == e->target ||
+			    !addr_map__get(&b->func_index, g->addr, &gi))
+				continue;
+			err = VEC_PUSH(b->foreign, e->target);
+			err = err ? err : VEC_PUSH(b->foreign, g->addr);
+		}
+	}
+	for (i = n0; i < b->foreign.n && !err; i += 2) {
+		uint32_t gi;
+		bool again = false;
+
+		for (size_t k = n0; k < i; k += 2)
+			again |= b->foreign.v[k + 1] == b->foreign.v[i + 1];
+		if (again || !addr_map__get(&b->func_index, b->foreign.v[i + 1], &gi))
+			continue;
+		err = build_func(b, &b->funcs.v[gi]);
+		b->funcs.v[gi].flags |= CFG_FUNC_FOREIGN_ENTRY;
+	}
 	return err;
 }
 
@@ -1002,6 +1255,8 @@ static int build_all(struct builder *b)
 	b->new_starts.n = 0;
 	if (!err)
 		err = merge_fragments(b);
+	if (!err)
+		err = mark_foreign_entries(b);
 out:
 	free(stack);
 	free(seen);
@@ -1035,6 +1290,7 @@ static void finish(struct builder *b)
 		s->nunresolved_funcs += !!(f->flags & CFG_FUNC_UNRESOLVED);
 		s->nnoreturn_funcs += !!(f->flags & CFG_FUNC_NORETURN);
 		s->nbad_funcs += !!(f->flags & CFG_FUNC_BAD_CODE);
+		s->nrunsoff_funcs += !!(f->flags & CFG_FUNC_RUNS_OFF);
 	}
 	s->insns_decoded = b->dec.ndecoded;
 }
@@ -1083,7 +1339,11 @@ static void free_builder(struct builder *b)
 	addr_map__free(&b->bad);
 	addr_map__free(&b->block_of);
 	addr_map__free(&b->tablelike);
+	addr_map__free(&b->outside);
+	addr_map__free(&b->status_nr);
+	addr_map__free(&b->status_veto);
 	free(b->new_starts.v);
+	free(b->foreign.v);
 	free(b->work.v);
 	free(b->insns.v);
 	free(b->pending.v);

@@ -98,6 +98,16 @@ struct cfg_block {
 	uint32_t npred;
 };
 
+/* Why a call site was judged not to return (cfg_call.noreturn_why). */
+enum cfg_noreturn_why {
+	CFG_NORET_NONE = 0,
+	CFG_NORET_CALLEE, /* the callee never returns (known by name, or the fixpoint) */
+	CFG_NORET_STATUS, /* error() / error_at_line() with a non-zero constant status (edi) */
+	CFG_NORET_LAYOUT, /* the call's fall-through leaves the function (its end, padding up to
+			   * it, or another function's entry): the compiler emitted nothing after
+			   * it because the call does not return (see CFG_FUNC_RUNS_OFF) */
+};
+
 /* A call site inside a function. */
 struct cfg_call {
 	uint64_t site;    /* address of the call (or tail-call jump) instruction */
@@ -107,6 +117,7 @@ struct cfg_call {
 	uint8_t tail;     /* a tail call (jump) rather than a call */
 	uint8_t noreturn; /* callee judged no-return at build time */
 	uint8_t external; /* callee is outside this binary (PLT stub or GOT slot) */
+	uint8_t noreturn_why; /* enum cfg_noreturn_why, with noreturn */
 	const char *name; /* callee name when known (symbol, PLT or GOT), else NULL */
 };
 
@@ -134,6 +145,20 @@ struct cfg_jump_table {
 #define CFG_FUNC_NORETURN 0x2   /* no path reaches a return or returning tail call */
 #define CFG_FUNC_BAD_CODE 0x4   /* traversal hit undecodable bytes or left the code */
 #define CFG_FUNC_EXTERNAL_NAME 0x8
+/* Control can run past the function's end: a fall-through, a jcc's not-taken side or a jump
+ * reaches code outside the function (another function's entry, or outside its symbol/FDE
+ * range and its cold fragments) other than after a call (a call whose fall-through leaves is
+ * no-return, CFG_NORET_LAYOUT). That code is not taken into the function: the path ends in an
+ * EDGE_UNRESOLVED edge to EXIT whose target is the outside address (also bad_addr), and the
+ * function gets block counts only. The rule (build.c, leaves_function): no block of a
+ * function ever holds another function's entry or bytes outside its range, so code that
+ * runs there is never counted as this function's. */
+#define CFG_FUNC_RUNS_OFF 0x10
+/* The other side of CFG_FUNC_RUNS_OFF: another function runs into this one's code other
+ * than at its entry. Those addresses are roots (block starts entered from outside, as landing
+ * pads are); the function is not profiled (placement excludes it): its edges do not explain
+ * that flow, and its invocations cannot be told from the other function's entries. */
+#define CFG_FUNC_FOREIGN_ENTRY 0x20
 
 struct cfg_func {
 	char *name;        /* owned copy */
@@ -158,7 +183,8 @@ struct cfg_func {
 	uint32_t ntables;
 	uint64_t *unresolved; /* addresses of unresolved indirect jumps */
 	uint32_t nunresolved;
-	uint64_t bad_addr;    /* with CFG_FUNC_BAD_CODE: where decoding failed */
+	uint64_t bad_addr;    /* with CFG_FUNC_BAD_CODE: where decoding failed; with
+			       * CFG_FUNC_RUNS_OFF: the first address outside reached */
 };
 
 struct cfg_stats {
@@ -166,6 +192,7 @@ struct cfg_stats {
 	uint64_t insns_decoded;
 	uint64_t nblocks, nedges;
 	uint32_t nunresolved_funcs, nnoreturn_funcs, nbad_funcs, ntables;
+	uint32_t nrunsoff_funcs;
 	uint32_t noreturn_rounds;
 };
 

@@ -153,6 +153,12 @@ static bool const_def(const cs_insn *in, int fam, int64_t *val)
 		*val = (int64_t)(in->address + in->size + (uint64_t)o1->mem.disp);
 		return true;
 	}
+	/* xor %r32,%r32 / xor %r64,%r64 (and sub): the zero idiom. */
+	if ((in->id == X86_INS_XOR || in->id == X86_INS_SUB) && o1->type == X86_OP_REG &&
+	    o1->reg == o0->reg && (o0->size == 8 || o0->size == 4)) {
+		*val = 0;
+		return true;
+	}
 	if ((in->id == X86_INS_MOV || in->id == X86_INS_MOVABS) && o1->type == X86_OP_IMM &&
 	    (o0->size == 8 || (o0->size == 4 && o1->imm >= 0 && o1->imm <= UINT32_MAX))) {
 		*val = o1->imm;
@@ -161,9 +167,8 @@ static bool const_def(const cs_insn *in, int fam, int64_t *val)
 	return false;
 }
 
-/* Is register FAM the same constant on every path into the chain start? Searches backwards
- * over all predecessors until each path meets a definition of FAM. */
-static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
+int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+			  int64_t *val)
 {
 	struct addr_map seen = { 0 };
 	uint64_t *work = malloc(MAX_BACK * sizeof(*work)), small[16], *buf = small, *big = NULL;
@@ -172,12 +177,12 @@ static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
 	bool found = false, ok = work != NULL;
 
 	if (ok)
-		work[nw++] = st->chain_start;
+		work[nw++] = addr;
 	while (ok && nw) {
 		uint64_t a = work[--nw];
 
 		buf = small;
-		n = st->cfg->preds(st->cfg->ctx, a, buf, 16);
+		n = cfg->preds(cfg->ctx, a, buf, 16);
 		if (n != SIZE_MAX && n > 16) {
 			uint64_t *nb = realloc(big, n * sizeof(*nb));
 
@@ -186,7 +191,7 @@ static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
 				break;
 			}
 			big = buf = nb;
-			n = st->cfg->preds(st->cfg->ctx, a, buf, n);
+			n = cfg->preds(cfg->ctx, a, buf, n);
 		}
 		if (n == SIZE_MAX || n == 0) {
 			ok = false;
@@ -202,10 +207,10 @@ static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
 				ok = false;
 				break;
 			}
-			in = decoder__detail(st->d, buf[i]);
+			in = decoder__detail(d, buf[i]);
 			if (!in) {
 				ok = false;
-			} else if (!writes_family(st->d->cs, in, fam)) {
+			} else if (!writes_family(d->cs, in, fam)) {
 				work[nw++] = buf[i];
 			} else if (!const_def(in, fam, &v) || (found && v != *val)) {
 				ok = false;
@@ -218,7 +223,7 @@ static bool reg_const_at_start(struct jt_state *st, int fam, int64_t *val)
 	addr_map__free(&seen);
 	free(work);
 	free(big);
-	return ok && found;
+	return ok && found ? 0 : -ENOENT;
 }
 
 /* Replaces an initial register symbol in V by that register's constant value at the chain
@@ -231,7 +236,8 @@ static void try_const(struct jt_state *st, struct sval *v)
 		return;
 	if (st->const_state[r] == 0) {
 		/* decoder__detail reuses one scratch instruction: the caller's is gone after. */
-		st->const_state[r] = reg_const_at_start(st, r, &st->const_val[r]) ? 1 : 2;
+		st->const_state[r] = jump_table__reg_const(st->d, st->cfg, st->chain_start, r,
+							   &st->const_val[r]) ? 2 : 1;
 	}
 	if (st->const_state[r] == 1)
 		*v = (struct sval){ .sym = -1, .c = wadd(v->c, wmul(v->s, st->const_val[r])) };
@@ -456,6 +462,30 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 	case X86_INS_MOVZX:
 	case X86_INS_MOVSX:
 	case X86_INS_MOVSXD:
+		/* movzx of a byte or word register: the value is in [0, 0xff] or [0, 0xffff],
+		 * whatever the register held (the bound of an index mask, as `and $0xff`).
+		 * A value a compare already bounds keeps its symbol, and that tighter bound
+		 * (`cmp $0x29,%al; ja; movzbl %al,%eax`: 42 entries, not 256). */
+		if (dst && o1 && in->id == X86_INS_MOVZX && o1->type == X86_OP_REG &&
+		    (o1->size == 1 || o1->size == 2)) {
+			uint64_t mask = o1->size == 1 ? 0xff : 0xffff;
+			bool known = operand_value(st, in, o1, false, &v);
+
+			if (known && v.sym < 0) {
+				*dst = (struct sval){ .sym = -1, .c = (int64_t)((uint64_t)v.c & mask) };
+			} else if (known && ((st->cmp_valid && same_sval(st->cmp_val, v)) ||
+					     (st->bound_valid && same_sval(st->bound_val, v)))) {
+				*dst = v; /* as before: the compare's bound applies to it */
+				return;
+			} else {
+				v = fresh(st);
+				if (v.sym != MAX_SYMS - 1)
+					st->sym_max[v.sym] = mask;
+				*dst = v;
+			}
+			st->cmp_valid = false;
+			return;
+		}
 		if (dst && o1 &&
 		    operand_value(st, in, o1, in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD,
 				  &v)) {
@@ -683,19 +713,12 @@ static const cs_insn *copy_insn(struct decoder *d, uint64_t addr, struct insn_co
 	return &c->in;
 }
 
-int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
-			struct cfg_jump_table *jt, uint64_t **targets)
+/* Extends CHAIN (N instructions, the last the oldest) backwards while each instruction has a
+ * unique predecessor that is not a call or syscall. Returns the new length. */
+static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *chain, int n)
 {
-	uint64_t chain[MAX_CHAIN + 1], cur = jump, p;
-	int n = 0, i;
-	struct jt_state *st;
-	struct insn_copy copy;
-	const cs_insn *in;
-	struct sval target;
-	bool via_mem = false;
-	int err;
+	uint64_t cur = chain[n - 1], p;
 
-	chain[n++] = jump;
 	while (n <= MAX_CHAIN && cfg->unique_pred(cfg->ctx, cur, &p)) {
 		const struct dinsn *di = decoder__get(d, p);
 
@@ -705,6 +728,22 @@ int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *c
 		chain[n++] = p;
 		cur = p;
 	}
+	return n;
+}
+
+/* Resolves JUMP by executing CHAIN (N instructions, chain[0] == JUMP, chain[n-1] the oldest). */
+static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
+			 const uint64_t *chain, int n, struct cfg_jump_table *jt,
+			 uint64_t **targets)
+{
+	int i;
+	struct jt_state *st;
+	struct insn_copy copy;
+	const cs_insn *in;
+	struct sval target;
+	bool via_mem = false;
+	int err;
+
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -763,4 +802,92 @@ int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *c
 unresolved:
 	free(st);
 	return -ENOENT;
+}
+
+#define MAX_SPLIT 32
+
+/*
+ * The chain stops at a merge point: an instruction with several predecessors (gcc's switch
+ * inside a loop: the index is computed and bounded on two paths that meet right before the
+ * table load; python's eval loop: 16 paths each load an opcode and meet at `jmp *%rax`).
+ * Each predecessor's path is resolved on its own; when every one gives the same table
+ * (address, entry size, form), the jump is resolved with the largest bound among them (each
+ * path's bound is proven for that path, so the union of the cases is the larger prefix of
+ * the same table). Any path that does not resolve, or resolves to one constant target rather
+ * than a table, leaves the jump unresolved (then perhaps an indirect tail call, build.c).
+ */
+static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
+			 const uint64_t *chain, int n, struct cfg_jump_table *jt,
+			 uint64_t **targets)
+{
+	uint64_t preds[MAX_SPLIT], sub[MAX_CHAIN + 2];
+	struct cfg_jump_table best = { 0 }, one;
+	uint64_t *best_t = NULL, *t;
+	size_t np;
+	int m, err = 0;
+
+	if (!cfg->preds || n > MAX_CHAIN)
+		return -ENOENT;
+	np = cfg->preds(cfg->ctx, chain[n - 1], preds, MAX_SPLIT);
+	if (np == SIZE_MAX || np < 2 || np > MAX_SPLIT)
+		return -ENOENT;
+	for (size_t k = 0; k < np && !err; k++) {
+		const struct dinsn *di = decoder__get(d, preds[k]);
+
+		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
+		    di->flow == INSN_SYSCALL || di->flow == INSN_JMP_IND) {
+			err = -ENOENT;
+			break;
+		}
+		memcpy(sub, chain, n * sizeof(*chain));
+		sub[n] = preds[k];
+		m = extend_chain(d, cfg, sub, n + 1);
+		t = NULL;
+		err = resolve_chain(d, jump, cfg, sub, m, &one, &t);
+		if (err)
+			break;
+		/* Only a real table: a path that loads one constant code address (no table,
+		 * entry_size 0) says nothing of the other paths' targets (sqlite3's updateMapping
+		 * tail-calls one of three functions, chosen by `lea f(%rip)` on each path). */
+		if (!one.table || !one.entry_size) {
+			free(t);
+			err = -ENOENT;
+			break;
+		}
+		if (best_t && (one.table != best.table || one.entry_size != best.entry_size ||
+			       one.relative != best.relative || one.operand_ok != best.operand_ok)) {
+			free(t);
+			err = -ENOENT;
+			break;
+		}
+		if (!best_t || one.entries > best.entries) {
+			free(best_t);
+			best = one;
+			best_t = t;
+		} else {
+			free(t);
+		}
+	}
+	if (err) {
+		free(best_t);
+		return err;
+	}
+	*jt = best;
+	*targets = best_t;
+	return 0;
+}
+
+int jump_table__resolve(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
+			struct cfg_jump_table *jt, uint64_t **targets)
+{
+	uint64_t chain[MAX_CHAIN + 1];
+	int n, err, err2;
+
+	chain[0] = jump;
+	n = extend_chain(d, cfg, chain, 1);
+	err = resolve_chain(d, jump, cfg, chain, n, jt, targets);
+	if (err != -ERANGE && err != -ENOENT)
+		return err;
+	err2 = resolve_split(d, jump, cfg, chain, n, jt, targets);
+	return err2 == -ENOMEM || !err2 ? err2 : err;
 }

@@ -31,7 +31,9 @@ static void *vec_push(struct vec *vc)
 		vc->v = nv;
 		vc->cap = cap;
 	}
-	return (char *)vc->v + vc->elt * vc->n++;
+	/* Zeroed: callers fill some fields one by one (raw_func.mid_frame, read only by the
+	 * FDE reader, must be false for every other source). */
+	return memset((char *)vc->v + vc->elt * vc->n++, 0, vc->elt);
 }
 
 static bool in_code(const struct elf_image *img, uint64_t addr)
@@ -59,6 +61,7 @@ struct raw_func {
 	const char *name; /* in libelf's string table, or NULL */
 	unsigned sources;
 	int rank;
+	bool mid_frame;   /* FDE whose rules at its start are not a fresh call's */
 };
 
 static int cmp_raw(const void *a, const void *b)
@@ -202,6 +205,45 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, int *lsda_enc)
 	return enc;
 }
 
+/*
+ * Does the FDE whose fields start at P (initial location, then range, then with a 'z' CIE the
+ * augmentation data, then the call-frame instructions) describe code entered with a frame
+ * already set up? A function is entered by a call: the CIE's initial rules (CFA = rsp + 8,
+ * return address at CFA - 8) hold at its first instruction, and its FDE changes them only
+ * after an advance (DW_CFA_advance_loc*). gcc's split-off cold part of a function starts
+ * inside its parent's frame: its FDE sets the CFA offset and the saved registers before any
+ * advance. True for such an FDE.
+ */
+static bool fde_mid_frame(const uint8_t *p, const uint8_t *end, int enc, bool z)
+{
+	p += 2 * eh_format_size((uint8_t)enc);
+	if (z) {
+		uint64_t alen = 0;
+		unsigned shift = 0;
+		uint8_t b;
+
+		do {
+			if (p >= end || shift >= 63)
+				return false;
+			b = *p++;
+			alen |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		} while (b & 0x80);
+		if (p > end || alen > (uint64_t)(end - p))
+			return false;
+		p += alen;
+	}
+	for (; p < end; p++) {
+		uint8_t op = *p;
+
+		if (op == DW_CFA_nop)
+			continue;
+		return !((op & 0xc0) == DW_CFA_advance_loc || op == DW_CFA_advance_loc1 ||
+			 op == DW_CFA_advance_loc2 || op == DW_CFA_advance_loc4);
+	}
+	return false;
+}
+
 static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh,
 			 struct vec *raw, size_t *nfde, struct vec *lsdas)
 {
@@ -270,7 +312,9 @@ static int read_eh_frame(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *s
 					break;
 				}
 				*r = (struct raw_func){ .addr = start, .size = len,
-							.sources = FUNC_SRC_FDE, .rank = 3 };
+							.sources = FUNC_SRC_FDE, .rank = 3,
+							.mid_frame = fde_mid_frame(p, end, enc,
+										   cie->z) };
 			}
 			/* The LSDA pointer is the first field of the augmentation data. */
 			if (len && cie->z && cie->lsda_enc >= 0 && cie->lsda_enc != DW_EH_PE_omit) {
@@ -488,6 +532,7 @@ static int finish_funcs(struct symbols *syms, struct vec *raw)
 		f->addr = r[i].addr;
 		for (j = i; j < raw->n && r[j].addr == r[i].addr; j++) {
 			f->sources |= r[j].sources;
+			f->mid_frame |= r[j].mid_frame;
 			if (!f->size)
 				f->size = r[j].size;
 		}

@@ -25,6 +25,8 @@ struct func_start {
 	unsigned sources; /* enum func_source bits */
 	bool fragment;    /* a split-off part of another function (gcc's NAME.cold) */
 	uint64_t parent;  /* for fragments: the parent function's start, 0 if unknown */
+	bool mid_frame;   /* its FDE says it starts inside a frame already set up (not entered
+			   * by a call): gcc's split-off cold part of a function */
 };
 
 /* A PLT stub or a GOT slot resolved to the external symbol it reaches. */

@@ -6,8 +6,9 @@
  *	checks it against a callgrind run of PATH (--dump-instr=yes --collect-jumps=yes):
  *	(a) every executed instruction in PATH's .text is an instruction start inside a block
  *	    of a recovered function;
- *	(b) every taken jump from .text is an edge (or a tail call) of a function holding the
- *	    jump's block;
+ *	(b) every taken jump from .text is an edge (or a tail call, or for a function that runs
+ *	    off its end into other code, CFG_FUNC_RUNS_OFF, the recorded exit to that address)
+ *	    of a function holding the jump's block;
  *	(c) every fall-through that carried flow is an edge (or stays inside one block): the
  *	    flow into an instruction j not explained by jumps and calls to j comes from the
  *	    instruction before j, and a jcc that ran more often than it was taken falls through;
@@ -201,6 +202,11 @@ static bool has_edge_to(const struct cfg_func *f, uint32_t b, uint64_t target, i
 	for (k = 0; k < bl->nsucc; k++) {
 		const struct cfg_edge *e = &f->edges[f->succ[bl->first_succ + k]];
 
+		/* A function that runs off its end records where control leaves it (an
+		 * unresolved edge to EXIT with the outside address): that transfer is known. */
+		if (e->to == f->nblocks && e->kind == EDGE_UNRESOLVED && e->target == target &&
+		    (f->flags & CFG_FUNC_RUNS_OFF))
+			return true;
 		if (e->to >= f->nblocks || f->blocks[e->to].start != target)
 			continue;
 		if (kind < 0 || e->kind == kind)

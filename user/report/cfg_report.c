@@ -76,6 +76,8 @@ const char *cfg_report__flags(const struct cfg_report *r, const struct cfg_func 
 	ADD_FLAG(f->flags & CFG_FUNC_NORETURN, "noreturn");
 	ADD_FLAG(is_irreducible(fi), "irreducible");
 	ADD_FLAG(f->flags & CFG_FUNC_BAD_CODE, "bad-code");
+	ADD_FLAG(f->flags & CFG_FUNC_RUNS_OFF, "runs-off");
+	ADD_FLAG(f->flags & CFG_FUNC_FOREIGN_ENTRY, "entered-mid");
 	ADD_FLAG(is_fragment(r, f), "fragment");
 #undef ADD_FLAG
 	if (!buf[0])
@@ -286,7 +288,9 @@ static void print_calls(const struct cfg_report *r, const struct cfg_func *f)
 		if (c->external)
 			fprintf(r->out, " external");
 		if (c->noreturn)
-			fprintf(r->out, " noreturn");
+			fprintf(r->out, " noreturn%s", c->noreturn_why == CFG_NORET_STATUS ?
+				" (constant non-zero status)" : c->noreturn_why == CFG_NORET_LAYOUT ?
+				" (nothing follows the call in the function)" : "");
 		fprintf(r->out, "\n");
 	}
 }
@@ -311,6 +315,9 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 	fprintf(r->out, "  flags    %s\n", cfg_report__flags(r, f, fi, flags, sizeof(flags)));
 	if (f->flags & CFG_FUNC_BAD_CODE)
 		fprintf(r->out, "  bad code at %s\n", jout_addr(h, f->bad_addr));
+	else if (f->flags & CFG_FUNC_RUNS_OFF)
+		fprintf(r->out, "  runs off its end into other code at %s\n",
+			jout_addr(h, f->bad_addr));
 	fprintf(r->out, "  shape    %" PRIu32 " blocks, %" PRIu32 " edges, %" PRIu32
 		" instructions", f->nblocks, f->nedges, f->ninsns);
 	if (fi && fi->analyzed)
@@ -602,6 +609,10 @@ static json_t *json_calls(const struct cfg_report *r, const struct cfg_func *f, 
 		jout_set(o, "indirect", json_boolean(c->indirect), err);
 		jout_set(o, "tail", json_boolean(c->tail), err);
 		jout_set(o, "noreturn", json_boolean(c->noreturn), err);
+		if (c->noreturn)
+			jout_set(o, "noreturn_why", json_string(c->noreturn_why == CFG_NORET_STATUS ?
+				 "status" : c->noreturn_why == CFG_NORET_LAYOUT ? "layout" : "callee"),
+				 err);
 		jout_set(o, "external", json_boolean(c->external), err);
 		jout_push(a, o, err);
 	}
