@@ -22,6 +22,7 @@
 #include "user/count/probes.h"
 #include "user/session/session.h"
 #include "user/proc/tracer.h"
+#include "user/profile/profile_dest.h"
 
 static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
@@ -207,6 +208,9 @@ int cmd_record(int argc, char **argv)
 	if (!pid)
 		return usage_error("record", "no process given (-p PID)");
 	if (tracer__check_target(pid) || target_binary(pid, binary, sizeof(binary)))
+		return EXIT_INPUT;
+	/* Where the profile goes is checked before anything is attached. */
+	if (profile_dest__check(out))
 		return EXIT_INPUT;
 	if (nlibs && libs__resolve_mapped(pid, lib_names, nlibs, lib_paths))
 		return EXIT_INPUT;

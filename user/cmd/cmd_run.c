@@ -24,6 +24,7 @@
 #include "user/count/probes.h"
 #include "user/session/session.h"
 #include "user/proc/tracer.h"
+#include "user/profile/profile_dest.h"
 
 static const char run_usage[] =
 	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
@@ -176,6 +177,9 @@ int cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error("run", "no program to run");
 	if (resolve_prog(argv[optind], binary, sizeof(binary)))
+		return EXIT_INPUT;
+	/* Where the profile goes is checked before PROG runs: a run is not made for nothing. */
+	if (profile_dest__check(out))
 		return EXIT_INPUT;
 	if (nlibs && libs__resolve_needed(binary, lib_names, nlibs, lib_paths))
 		return EXIT_INPUT;

@@ -7,6 +7,7 @@
  */
 #include "user/util/json_out.h"
 #include "user/profile/profile.h"
+#include "user/profile/profile_dest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -539,34 +540,73 @@ static void write_body(struct writer *w, const struct totals *t)
 	}
 }
 
-/* Syncs the directory holding PATH so the rename is durable (best effort). */
-static void sync_dir(const char *path)
+/* Syncs directory DIR so the rename is durable (best effort). */
+static void sync_dir(const char *dir)
 {
-	char *dir = strdup(path), *slash;
-	int fd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (!dir)
-		return;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
 	}
-	free(dir);
+}
+
+/* Writes the whole profile of IN to W->out (open); records the first failure in W. */
+static void write_all(struct writer *w, const struct profile_input *in, struct totals *t)
+{
+	write_body(w, t);
+	if (in->nlibs)
+		fputs(",\n\"libraries\":[", w->out);
+	for (size_t k = 0; k < in->nlibs && !w->err; k++) {
+		struct writer lw = { .path = w->path, .in = &in->libs[k], .out = w->out };
+		struct totals lt = { 0 };
+
+		if (k)
+			fputs(",\n", w->out);
+		if (check_input(&lw, &lt) == 0)
+			write_body(&lw, &lt);
+		if (lw.err) {
+			w->err = lw.err;
+			memcpy(w->msg, lw.msg, sizeof(w->msg));
+		} else {
+			fputs("}", w->out);
+		}
+	}
+	fputs(in->nlibs ? "]}\n" : "}\n", w->out);
+}
+
+/* In place, through descriptor FD (owned): a device, a FIFO, or a descriptor of ours. */
+static int write_in_place(struct writer *w, const struct profile_input *in, struct totals *t,
+			  int fd)
+{
+	w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!w->out) {
+		if (fd >= 0)
+			close(fd);
+		return wfail(w, -errno, "%s", strerror(errno));
+	}
+	errno = 0;
+	write_all(w, in, t);
+	if (!w->err && (fflush(w->out) || ferror(w->out)))
+		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	/* A regular file behind a descriptor is synced; a device or pipe cannot be. */
+	if (!w->err && fsync(fileno(w->out)) && errno != EINVAL && errno != EROFS &&
+	    errno != ENOTSUP)
+		wfail(w, -errno, "fsync: %s", strerror(errno));
+	if (fclose(w->out) && !w->err)
+		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	w->out = NULL;
+	return w->err;
 }
 
 int profile__write(const char *path, const struct profile_input *in)
 {
 	struct writer w = { .path = path, .in = in };
 	struct totals t = { 0 };
-	char *tmp = NULL;
+	struct profile_dest d;
+	char *tmp = NULL, *final = NULL;
+	unsigned uid;
+	long gid;
 	mode_t mask;
 	int fd = -1;
 
@@ -577,7 +617,30 @@ int profile__write(const char *path, const struct profile_input *in)
 	}
 	if (check_input(&w, &t))
 		goto fail;
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+	/* Resolved now, as it is at this moment (reported in one line). */
+	if ((fd = profile_dest__resolve(path, &d)) != 0)
+		return fd;
+	if (d.kind == PROFILE_DEST_FD) {
+		fd = fcntl(d.fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			wfail(&w, -errno, "descriptor %d: %s", d.fd, strerror(errno));
+		else if (write_in_place(&w, in, &t, fd) == 0)
+			return 0;
+		fd = -1;
+		goto fail;
+	}
+	if (d.kind == PROFILE_DEST_STREAM) {
+		/* Blocks on a FIFO until it has a reader, as a shell redirection does. */
+		fd = open(d.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			wfail(&w, -errno, "%s", strerror(errno));
+		else if (write_in_place(&w, in, &t, fd) == 0)
+			return 0;
+		fd = -1;
+		goto fail;
+	}
+	if (asprintf(&final, "%s%s%s", d.dir, strcmp(d.dir, "/") ? "/" : "", d.name) < 0 ||
+	    asprintf(&tmp, "%s.tmp.XXXXXX", final) < 0) {
 		tmp = NULL;
 		wfail(&w, -ENOMEM, "out of memory");
 		goto fail;
@@ -597,6 +660,11 @@ int profile__write(const char *path, const struct profile_input *in)
 		wfail(&w, -errno, "%s", strerror(errno));
 		goto fail;
 	}
+	/* Under sudo the profile is the invoking user's, as if they had written it. */
+	if (profile_dest__sudo_owner(&uid, &gid) &&
+	    fchown(fd, (uid_t)uid, gid < 0 ? (gid_t)-1 : (gid_t)gid))
+		pr_warn("'%s': cannot give the profile to user %u (SUDO_UID): %s", path, uid,
+			strerror(errno));
 	w.out = fdopen(fd, "w");
 	if (!w.out) {
 		wfail(&w, -errno, "%s", strerror(errno));
@@ -604,25 +672,7 @@ int profile__write(const char *path, const struct profile_input *in)
 	}
 	fd = -1;
 	errno = 0;
-	write_body(&w, &t);
-	if (in->nlibs)
-		fputs(",\n\"libraries\":[", w.out);
-	for (size_t k = 0; k < in->nlibs && !w.err; k++) {
-		struct writer lw = { .path = path, .in = &in->libs[k], .out = w.out };
-		struct totals lt = { 0 };
-
-		if (k)
-			fputs(",\n", w.out);
-		if (check_input(&lw, &lt) == 0)
-			write_body(&lw, &lt);
-		if (lw.err) {
-			w.err = lw.err;
-			memcpy(w.msg, lw.msg, sizeof(w.msg));
-		} else {
-			fputs("}", w.out);
-		}
-	}
-	fputs(in->nlibs ? "]}\n" : "}\n", w.out);
+	write_all(&w, in, &t);
 	if (w.err)
 		goto fail;
 	if (fflush(w.out) || ferror(w.out)) {
@@ -639,12 +689,13 @@ int profile__write(const char *path, const struct profile_input *in)
 		goto fail;
 	}
 	w.out = NULL;
-	if (rename(tmp, path)) {
+	if (rename(tmp, final)) {
 		wfail(&w, -errno, "cannot replace the file: %s", strerror(errno));
 		goto fail;
 	}
 	free(tmp);
-	sync_dir(path);
+	free(final);
+	sync_dir(d.dir);
 	return 0;
 fail:
 	if (w.out)
@@ -655,6 +706,7 @@ fail:
 		unlink(tmp);
 		free(tmp);
 	}
+	free(final);
 	pr_err("'%s': cannot write the profile: %s", path, w.msg);
 	return w.err ? w.err : -EIO;
 }

@@ -259,11 +259,14 @@ struct profile {
 	size_t nlibs;
 };
 
-/* Writes the profile of IN to PATH atomically: a temporary file in PATH's directory, flushed
- * and fsync'ed, then renamed over PATH. Functions are streamed one at a time. On failure the
- * temporary file is removed, PATH is left as it was, the problem is reported with pr_err
- * (one line naming PATH) and a negative errno is returned (-EINVAL for inconsistent input,
- * e.g. a counter above INT64_MAX); 0 on success. */
+/* Writes the profile of IN to PATH, resolved by profile_dest__resolve (profile_dest.h): a
+ * regular file or a new name atomically (a temporary file in its directory, flushed and
+ * fsync'ed, given to the invoking user under sudo, renamed over the name, the directory
+ * fsync'ed); a character device, a FIFO or a descriptor's name ("-", /dev/stdout) in place.
+ * Functions are streamed one at a time. On failure a temporary file is removed, a file is
+ * left as it was (a device or FIFO may have had part of it), the problem is reported with
+ * pr_err (one line naming PATH) and a negative errno is returned (-EINVAL for inconsistent
+ * input, e.g. a counter above INT64_MAX, or a destination refused); 0 on success. */
 int profile__write(const char *path, const struct profile_input *in);
 
 /* Reads and validates the profile at PATH into P (zeroed first). Returns 0; -EINVAL when the
