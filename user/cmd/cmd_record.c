@@ -237,6 +237,7 @@ int cmd_record(int argc, char **argv)
 	if (tracer__attach(pid, s.objs[0].img.build_id,
 			   &(struct tracer_hooks){ .started = start_counting,
 						   .stopping = stop_counting, .watch = watch,
+						   .execed = stop_counting,
 						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
 						   .nlib_ids = s.nobjs - 1 },
 			   seconds, &tr))

@@ -91,6 +91,14 @@ static int attach_probes(void *arg, int pid)
 	return probes__add_pid(s->probes, pid);
 }
 
+/* PID replaced its image (exec): the new one is not the profiled program. */
+static int exec_stop(void *arg, int pid)
+{
+	struct session *s = arg;
+
+	return probes__remove_pid(s->probes, pid);
+}
+
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
  * took every probe of theirs. */
 static int check_libs(void *arg, int pid)
@@ -196,6 +204,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.execed = exec_stop,
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,

@@ -252,6 +252,27 @@ static void write_header(struct writer *w)
 		} else {
 			jout_set(run, "mode", json_string("run"), &err);
 		}
+		if (in->nexecs) {
+			json_t *ex = json_array();
+
+			for (size_t i = 0; ex && i < in->nexecs; i++) {
+				const struct profile_exec *e = &in->execs[i];
+				json_t *o = json_object();
+
+				if (!o) {
+					err = -1;
+					break;
+				}
+				jout_set(o, "pid", json_integer(e->pid), &err);
+				jout_set(o, "main", json_boolean(e->main), &err);
+				jout_set(o, "at_s", json_real(isfinite(e->at) && e->at > 0 ? e->at : 0.0),
+					 &err);
+				jout_set(o, "path", e->path ? json_string(e->path) : json_null(), &err);
+				jout_set(o, "frames", json_boolean(e->frames), &err);
+				jout_push(ex, o, &err);
+			}
+			jout_set(run, "execs", ex, &err);
+		}
 	}
 	json_decref(argv);
 	if (!bin || !run || err) {
@@ -1024,6 +1045,53 @@ static int read_run_mode(struct reader *r, json_t *run)
 	return err;
 }
 
+/* The optional "execs" of "run". */
+static int read_execs(struct reader *r, json_t *run)
+{
+	struct profile *p = r->p;
+	json_t *a = json_object_get(run, "execs");
+	uint64_t v;
+	int err;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return rfail(r, "run: execs is not an array");
+	if (json_array_size(a) > PROFILE_MAX_ITEMS)
+		return rfail(r, "run: too many execs");
+	p->execs = calloc(json_array_size(a) + 1, sizeof(*p->execs));
+	if (!p->execs)
+		return rnomem(r);
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *o = json_array_get(a, i), *path;
+		struct profile_exec *e = &p->execs[i];
+		char where[48];
+
+		snprintf(where, sizeof(where), "run: execs[%zu]", i);
+		if (!json_is_object(o))
+			return rfail(r, "%s is not an object", where);
+		p->nexecs = i + 1;
+		err = get_uint(r, o, "pid", INT_MAX, where, &v);
+		if (!err)
+			err = get_bool(r, o, "main", where, &e->main);
+		if (!err)
+			err = get_bool(r, o, "frames", where, &e->frames);
+		if (!err)
+			err = get_num(r, o, "at_s", where, &e->at);
+		if (err)
+			return err;
+		e->pid = (int)v;
+		if (e->pid <= 0)
+			return rfail(r, "%s: pid is not a process id", where);
+		path = json_object_get(o, "path");
+		if (!path || !(json_is_null(path) || json_is_string(path)))
+			return rfail(r, "%s: path is not a string or null", where);
+		if (json_is_string(path) && !(e->path = strdup(json_string_value(path))))
+			return rnomem(r);
+	}
+	return 0;
+}
+
 static int read_run(struct reader *r, json_t *root)
 {
 	struct profile *p = r->p;
@@ -1068,9 +1136,11 @@ static int read_run(struct reader *r, json_t *root)
 		return err;
 	p->unwind_failures = (unsigned)v;
 	err = get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
-	if (err)
-		return err;
-	return read_run_mode(r, run);
+	if (!err)
+		err = read_run_mode(r, run);
+	if (!err)
+		err = read_execs(r, run);
+	return err;
 }
 
 static int read_counters(struct reader *r, json_t *root)
@@ -1870,6 +1940,9 @@ void profile__release(struct profile *p)
 	for (size_t i = 0; p->argv && i < p->argc; i++)
 		free(p->argv[i]);
 	free(p->argv);
+	for (size_t i = 0; p->execs && i < p->nexecs; i++)
+		free(p->execs[i].path);
+	free(p->execs);
 	for (size_t i = 0; p->funcs && i < p->nfuncs; i++) {
 		struct profile_func *f = &p->funcs[i];
 
