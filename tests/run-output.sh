@@ -3,15 +3,18 @@
 # a program that execs records.
 # -o: a new name and an existing regular file are written atomically (a new inode, no
 # temporary file left); a symlink is followed to its target (dangling too) and stays a
-# symlink; a character device (a private copy of /dev/null made with mknod), a FIFO, "-" and
-# /dev/stdout are written in place (the device stays a device, the FIFO's reader and stdout
-# get the profile, after the program's own output); under sudo (SUDO_UID/SUDO_GID set, as
+# symlink; a character device (a private copy of /dev/null made with mknod), a FIFO, "-"
+# and a link to /proc/self/fd/1 (what /dev/stdout is) are written in place (the device stays
+# a device, the FIFO's reader and stdout get the profile, after the program's own output):
+# the system's own /dev/null, /dev/stdout and /dev/fd are never named, only checked after;
+# under sudo (SUDO_UID/SUDO_GID set, as
 # root) the file belongs to that user. Refused BEFORE the program runs (it would create a
 # marker file), with one "edgeprof: " line naming the name, exit status 1, nothing created: a
 # directory, a symlink to one, a name ending in "/", a socket, a block device, a missing
 # directory, a file used as a directory, a directory nobody can create files in (/proc), a
 # symlink in a sticky world-writable directory owned by another user (fs.protected_symlinks;
-# its target is not created), an empty name, a descriptor that is not open (/dev/fd/9), and,
+# its target is not created), an empty name, a descriptor that is not open (a link to
+# /proc/self/fd/9), and,
 # as user nobody, a directory nobody may not write (before any BPF privilege is needed).
 # `record -p`: a refused -o fails before attaching (no uprobe link, the process runs on); a
 # character device as -o is written in place.
@@ -140,7 +143,7 @@ if run_to dangling-symlink "$tmp/links/dangling"; then
 	fi
 fi
 
-# --- written in place: a character device (a private /dev/null), a FIFO, -, /dev/stdout ---
+# --- written in place: a character device (a private /dev/null), a FIFO, stdout ---
 mknod "$tmp/null" c 1 3
 if run_to char-device "$tmp/null"; then
 	if [ -c "$tmp/null" ] && [ "$(stat -c '%t:%T' "$tmp/null")" = 1:3 ]; then
@@ -149,7 +152,6 @@ if run_to char-device "$tmp/null"; then
 		bad "a character device was replaced: $(stat -c '%F %t:%T' "$tmp/null")"
 	fi
 fi
-[ -c /dev/null ] || bad "/dev/null is not a character device any more"
 mkfifo "$tmp/fifo"
 timeout 60 cat "$tmp/fifo" >"$tmp/from-fifo" &
 reader=$!
@@ -162,9 +164,12 @@ if run_to fifo "$tmp/fifo"; then
 		bad "a FIFO: replaced, or its reader got no profile ($(head -c 100 "$tmp/from-fifo"))"
 	fi
 fi
-# stdout: the program's output first, then the profile.
-for out in - /dev/stdout; do
-	if timeout -k 5 60 "$EDGEPROF" -q run -o "$out" -- "$tmp/hello" >"$tmp/stdout" 2>"$tmp/err" </dev/null &&
+# stdout: the program's output first, then the profile. Never the system's /dev/stdout or
+# /dev/fd (an edgeprof that replaces what -o names would break them for everyone): a link of
+# the test's own to the same /proc/self/fd/1; and "-" from the test's directory.
+ln -s /proc/self/fd/1 "$tmp/stdout-link"
+for out in - "$tmp/stdout-link"; do
+	if (cd "$tmp" && timeout -k 5 60 "$EDGEPROF" -q run -o "$out" -- "$tmp/hello") >"$tmp/stdout" 2>"$tmp/err" </dev/null &&
 		[ "$(head -n 1 "$tmp/stdout")" = hello ]; then
 		tail -n +2 "$tmp/stdout" >"$tmp/stdout.data"
 		if is_profile "$tmp/stdout.data" && [ ! -s "$tmp/err" ]; then
@@ -238,7 +243,8 @@ echo x >"$tmp/afile"
 refused file-as-directory 'not a directory' "$tmp/afile/p.data"
 refused proc-directory 'cannot create' /proc/edgeprof-run-output-$$.data
 refused empty-name 'empty' ""
-refused closed-descriptor 'descriptor 9 is not open' /dev/fd/9
+ln -s /proc/self/fd/9 "$tmp/fd9-link"
+refused closed-descriptor 'descriptor 9 is not open' "$tmp/fd9-link"
 mkdir -m 1777 "$tmp/sticky"
 ln -s ../victim.data "$tmp/sticky/link"
 chown -h nobody "$tmp/sticky/link"
@@ -260,7 +266,12 @@ if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
 else
 	echo "note: no user nobody or no setpriv: an unwritable directory is checked through /proc only"
 fi
-[ -c /dev/null ] || bad "/dev/null is not a character device any more"
+# The system's own: never named by this test, checked anyway.
+if [ -c /dev/null ] && [ -L /dev/stdout ] && [ -L /dev/fd ]; then
+	ok "/dev/null is a character device, /dev/stdout and /dev/fd symlinks"
+else
+	bad "/dev/null, /dev/stdout or /dev/fd changed: $(ls -l /dev/null /dev/stdout /dev/fd)"
+fi
 
 # --- record -p: checked before attaching; a device is written in place ---
 "$tmp/sleeper" &
@@ -284,6 +295,57 @@ else
 fi
 kill "$sleeper" 2>/dev/null
 wait "$sleeper" 2>/dev/null
+
+# record -p of a process that execs /bin/sleep three frames deep inside the window: it waits
+# for a file the test creates once edgeprof says it has attached.
+cat >"$tmp/att_exec.c" <<'EOF'
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noipa)) static int spin(int n) { int s = 0; for (int i = 0; i < n; i++) s += i & 3; return s; }
+__attribute__((noipa)) static void deep(const char *go, char **argv)
+{
+	for (int i = 0; i < 6000 && access(go, F_OK) != 0; i++)
+		usleep(10000);
+	spin(100);
+	execv(argv[0], argv);
+	perror("execv");
+}
+__attribute__((noipa)) static void mid(const char *go, char **argv) { spin(10); deep(go, argv); }
+int main(int argc, char **argv)
+{
+	char *a[] = { "/bin/sleep", "0.2", NULL };
+
+	spin(5);
+	if (argc > 1)
+		mid(argv[1], a);
+	return 1;
+}
+EOF
+if gcc -O2 -o "$tmp/att_exec" "$tmp/att_exec.c"; then
+	"$tmp/att_exec" "$tmp/go" &
+	pid=$!
+	started+=("$pid")
+	timeout -k 5 90 "$EDGEPROF" record -p "$pid" -o "$tmp/att.data" >"$tmp/out" 2>"$tmp/err" </dev/null &
+	rec=$!
+	started+=("$rec")
+	for _ in $(seq 600); do
+		grep -q 'attached to process' "$tmp/err" && break
+		sleep 0.1
+	done
+	touch "$tmp/go"
+	wait "$rec"
+	rc=$?
+	wait "$pid"
+	"$EDGEPROF" report "$tmp/att.data" >"$tmp/att.txt" 2>&1
+	if [ $rc = 0 ] && grep -q '^violations: *0 ' "$tmp/att.txt" &&
+		grep -qE "^exec: +the process exec'd $(realpath /bin/sleep) at [0-9.]+ s \\(pid $pid\\)" "$tmp/att.txt"; then
+		ok "record -p of a process that execs: 0 violations, the exec reported"
+	else
+		bad "record -p of a process that execs: exit $rc $(head -c 300 "$tmp/err"): $(grep -E '^(attached|exec|violations)' "$tmp/att.txt")"
+	fi
+else
+	bad "att_exec does not build"
+fi
 
 # --- exec ---
 true_path=$(realpath /bin/true)

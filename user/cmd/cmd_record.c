@@ -39,7 +39,10 @@ static const char record_usage[] =
 	"\n"
 	"  -p, --pid PID         the process to attach to\n"
 	"  -d, --duration SECS   detach after SECS seconds (default: at Ctrl-C or the end)\n"
-	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data), checked\n"
+	"                        before attaching; as for 'edgeprof run': a regular file or a\n"
+	"                        new name atomically, a character device, FIFO or - (stdout) in\n"
+	"                        place, not atomically\n"
 	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
 	"                        same build, or by the static estimate with FILE = static\n"
@@ -50,7 +53,8 @@ static const char record_usage[] =
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
 	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
-	"(ignored by default). edgeprof never writes into the process's memory.\n";
+	"(ignored by default). edgeprof never writes into the process's memory. If the process\n"
+	"execs in the window, it is counted up to the exec (the report says so).\n";
 
 struct record_ctx {
 	struct session *s;

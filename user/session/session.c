@@ -716,7 +716,8 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
 	for (size_t i = 0; i < tr->nexec_records; i++)
 		if (execs[i].main)
-			pr_warn("the program exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
+			pr_warn("the %s exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
+				info->mode && !strcmp(info->mode, "attach") ? "process" : "program",
 				execs[i].path ? execs[i].path : "?", execs[i].at, execs[i].pid);
 	pr_info("profile written to '%s'", out);
 	ret = 0;
