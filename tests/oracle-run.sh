@@ -21,7 +21,11 @@ JOBS=2                       # builds in parallel, hence callgrind runs at a tim
 FILTER=${1:-}
 RUN_TIMEOUT=120 # seconds per edgeprof run (status 124 when it hangs)
 # Arguments per program (default none).
-declare -A RUN_ARGS=([exit_deep]="5" [signal_death]="segv" [fork_child]="100")
+declare -A RUN_ARGS=([exit_deep]="5" [signal_death]="segv" [fork_child]="100"
+	[exec_deep]="--fork /bin/true")
+# callgrind writes nothing for an image an exec replaces: the counts up to the exec are
+# dumped when execv is entered (exec_deep's child).
+CG_VG_FLAGS+=(--dump-before=execv)
 
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "oracle-run: valgrind not found"

@@ -13,11 +13,9 @@
 # placement on a block starting with hlt: the program, already started and stopped, must be
 # killed and reaped; a hang counts as a failure); and `edgeprof report` of a real profile
 # truncated at half its size or with a NUL byte in the middle.
-# -o into a missing directory: what is right is that the program may run (a check before it
-# cannot be complete anyway: the directory may go away, or the disk fill, during the run),
-# but the write failure is one line naming the file, the exit status is 1 when the program
-# itself succeeded, and neither the file nor a temporary file is left behind (profiles are
-# written atomically).
+# -o into a missing directory or onto a directory: refused before the program runs (it would
+# create a marker file), in one line naming the file, exit status 1, and neither the file
+# nor a temporary file is left behind (tests/run-output.sh has the other destinations).
 # Needs root (skips otherwise) and BPF: skips when `edgeprof run` of a trivial program says
 # BPF is unavailable (CI=true turns the skip into a failure). Exit 0 pass, 77 skip, else fail.
 set -u
@@ -245,11 +243,16 @@ else
 fi
 [ -e "$tmp/p.json" ] && { echo "FAIL: a refused run wrote a profile"; fails=$((fails + 1)); }
 
-# --- -o that cannot be written: the program may run, the failure is one line, nothing is left ---
-expect_fail output-dir-missing 1 "'$tmp/no-such-dir/p.json'.*(cannot write|no such file)" run -o "$tmp/no-such-dir/p.json" -- "$tmp/quiet"
+# --- -o that cannot be written: refused before the program runs, in one line, nothing is left ---
+rm -f "$tmp/ran"
+expect_fail output-dir-missing 1 "'$tmp/no-such-dir/p.json'.*cannot write.*does not exist" run -o "$tmp/no-such-dir/p.json" -- "$tmp/marker" "$tmp/ran"
 [ -e "$tmp/no-such-dir" ] && { echo "FAIL: -o created a directory"; fails=$((fails + 1)); }
 mkdir "$tmp/outdir"
-expect_fail output-is-directory 1 "'$tmp/outdir'.*(cannot write|directory)" run -o "$tmp/outdir" -- "$tmp/quiet"
+expect_fail output-is-directory 1 "'$tmp/outdir'.*cannot write.*directory" run -o "$tmp/outdir" -- "$tmp/marker" "$tmp/ran"
+if [ -e "$tmp/ran" ]; then
+	echo "FAIL: the program ran although its -o was refused"
+	fails=$((fails + 1))
+fi
 if [ -n "$(ls -A "$tmp/outdir")" ] || compgen -G "$tmp/*.tmp.*" >/dev/null; then
 	echo "FAIL: a failed write left files behind: $(ls -A "$tmp/outdir" "$tmp"/*.tmp.* 2>/dev/null | tr '\n' ' ')"
 	fails=$((fails + 1))

@@ -3,8 +3,8 @@
  * validate the input as a profile, and on success walk what was read (edges, violations,
  * sites, counter definitions, function lookup) so every index the reader accepted is used.
  * Any crash, leak or undefined behaviour is a finding; rejections are expected. The fuzz
- * rule of the Makefile builds only cfg/ and estimators/, so the two user/ files the reader
- * needs are compiled in here. Their one-line diagnostics go to /dev/null.
+ * rule of the Makefile builds only cfg/ and estimators/, so the user/ files the reader
+ * needs (the log, JSON output, the profile and its destination) are compiled in here. Their one-line diagnostics go to /dev/null.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 
 #include "user/util/log.c"
 #include "user/util/json_out.c"
+#include "user/profile/profile_dest.c"
 #include "user/profile/profile.c"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -2,8 +2,9 @@
  * Unit tests of the profile file (user/profile/profile.c): a hand-built program of three functions
  * (exact chords, excluded, naive with a violation) is written and read back field by field;
  * failed writes (missing directory, a file-size limit hit mid-write, inconsistent input found
- * while streaming) leave the old file intact and no temporary file behind; and every
- * rejection path of the reader, each with exactly one diagnostic line naming the problem.
+ * while streaming) leave the old file intact and no temporary file behind; the execs of a
+ * run; destinations (a symlink followed, a directory refused, "-"); and every rejection path
+ * of the reader, each with exactly one diagnostic line naming the problem.
  *
  * The Makefile links unit tests with the cfg/ and estimators/ libraries only, so the two
  * user/ files this needs (profile.c and its logger log.c) are compiled into this test here.
@@ -415,6 +416,106 @@ static void test_profile__loops(void **state)
 	assert_non_null(strstr(msg, "loop moments 0 are inconsistent"));
 }
 
+/* Execs that replaced a profiled image ("execs" of "run"): written and read back; a path
+ * may be unknown (null). */
+static void test_profile__execs(void **state)
+{
+	struct world *w = *state;
+	struct profile_exec ex[2] = {
+		{ .pid = 4242, .main = true, .frames = true, .at = 0.25, .path = "/usr/bin/true" },
+		{ .pid = 4343, .main = false, .frames = false, .at = 1.5, .path = NULL },
+	};
+	struct profile p;
+	char *text;
+
+	/* None: no "execs" key (what readers before it saw). */
+	assert_int_equal(profile__write(w->path, &w->in), 0);
+	text = slurp(w->path);
+	assert_null(strstr(text, "\"execs\""));
+	free(text);
+	assert_int_equal(profile__read(w->path, &p), 0);
+	assert_int_equal(p.nexecs, 0);
+	profile__release(&p);
+
+	w->in.execs = ex;
+	w->in.nexecs = 2;
+	assert_int_equal(profile__write(w->path, &w->in), 0);
+	assert_int_equal(profile__read(w->path, &p), 0);
+	assert_int_equal(p.nexecs, 2);
+	assert_int_equal(p.execs[0].pid, 4242);
+	assert_true(p.execs[0].main);
+	assert_true(p.execs[0].frames);
+	assert_true(p.execs[0].at == 0.25);
+	assert_string_equal(p.execs[0].path, "/usr/bin/true");
+	assert_int_equal(p.execs[1].pid, 4343);
+	assert_false(p.execs[1].main);
+	assert_false(p.execs[1].frames);
+	assert_null(p.execs[1].path);
+	profile__release(&p);
+}
+
+/* --- destinations (-o) ------------------------------------------------------------------------ */
+
+/* A symlink is followed (its target written, the link kept), a dangling one creates its
+ * target, a directory and a missing directory are refused in one line, and "-" is written to
+ * standard output (here a file). tests/run-output.sh has devices, FIFOs and the rest. */
+static void test_profile__destinations(void **state)
+{
+	struct world *w = *state;
+	char target[128], link[128], dangling[128], created[128], sub[128], out[128];
+	const char *msg;
+	struct stat st;
+	struct profile p;
+	int fd, saved;
+
+	snprintf(target, sizeof(target), "%s/target.data", w->dir);
+	snprintf(link, sizeof(link), "%s/link", w->dir);
+	snprintf(dangling, sizeof(dangling), "%s/dangling", w->dir);
+	snprintf(created, sizeof(created), "%s/created.data", w->dir);
+	snprintf(sub, sizeof(sub), "%s/sub", w->dir);
+	snprintf(out, sizeof(out), "%s/stdout.data", w->dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink("target.data", link), 0);
+	assert_int_equal(symlink(created, dangling), 0);
+	assert_int_equal(profile__write(link, &w->in), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(profile__read(target, &p), 0);
+	profile__release(&p);
+	assert_int_equal(profile__write(dangling, &w->in), 0);
+	assert_int_equal(profile__read(created, &p), 0);
+	profile__release(&p);
+
+	assert_int_equal(mkdir(sub, 0755), 0);
+	capture_begin();
+	assert_int_equal(profile__write(sub, &w->in), -EISDIR);
+	msg = capture_end();
+	assert_int_equal(count_lines(msg), 1);
+	assert_non_null(strstr(msg, "it is a directory"));
+	strcat(sub, "/no/x.data");
+	capture_begin();
+	assert_int_equal(profile__write(sub, &w->in), -ENOENT);
+	msg = capture_end();
+	assert_int_equal(count_lines(msg), 1);
+	assert_non_null(strstr(msg, "does not exist"));
+
+	/* "-": standard output, in place. */
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fd, 1);
+	close(fd);
+	assert_int_equal(profile__write("-", &w->in), 0);
+	dup2(saved, 1);
+	close(saved);
+	assert_int_equal(profile__read(out, &p), 0);
+	profile__release(&p);
+	assert_false(dir_has_temp(w->dir)); /* the teardown removes the rest */
+}
+
 /* --- atomic writes ------------------------------------------------------------------------- */
 
 static void expect_write_fails(struct world *w, const char *path, const char *old)
@@ -596,6 +697,28 @@ static void test_profile__reject_shape(void **state)
 	r = valid_tree(w);
 	json_object_del(r, "binary");
 	expect_reject_tree(r, "\"binary\" is missing");
+
+	r = valid_tree(w);
+	json_object_set_new(json_object_get(r, "run"), "execs", json_integer(1));
+	expect_reject_tree(r, "execs is not an array");
+
+	r = valid_tree(w);
+	json_object_set_new(json_object_get(r, "run"), "execs",
+			    json_pack("[{s:i,s:b,s:f,s:s,s:b}]", "pid", 0, "main", 1, "at_s", 0.5,
+				      "path", "/bin/true", "frames", 1));
+	expect_reject_tree(r, "pid is not a process id");
+
+	r = valid_tree(w);
+	json_object_set_new(json_object_get(r, "run"), "execs",
+			    json_pack("[{s:i,s:b,s:f,s:i,s:b}]", "pid", 5, "main", 1, "at_s", 0.5,
+				      "path", 7, "frames", 1));
+	expect_reject_tree(r, "path is not a string or null");
+
+	r = valid_tree(w);
+	json_object_set_new(json_object_get(r, "run"), "execs",
+			    json_pack("[{s:i,s:b,s:f,s:s}]", "pid", 5, "main", 1, "at_s", 0.5,
+				      "path", "/bin/true"));
+	expect_reject_tree(r, "\"frames\" is missing");
 
 	r = valid_tree(w);
 	json_object_set_new(json_object_get(r, "run"), "wait_status", json_integer(70000));
@@ -828,6 +951,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profile__round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__loops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile__execs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile__destinations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__atomic_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__reject_not_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__reject_shape, setup, teardown),

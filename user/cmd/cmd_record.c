@@ -22,6 +22,7 @@
 #include "user/count/probes.h"
 #include "user/session/session.h"
 #include "user/proc/tracer.h"
+#include "user/profile/profile_dest.h"
 
 static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
@@ -38,7 +39,10 @@ static const char record_usage[] =
 	"\n"
 	"  -p, --pid PID         the process to attach to\n"
 	"  -d, --duration SECS   detach after SECS seconds (default: at Ctrl-C or the end)\n"
-	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data), checked\n"
+	"                        before attaching; as for 'edgeprof run': a regular file or a\n"
+	"                        new name atomically, a character device, FIFO or - (stdout) in\n"
+	"                        place, not atomically\n"
 	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
 	"                        same build, or by the static estimate with FILE = static\n"
@@ -49,7 +53,8 @@ static const char record_usage[] =
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
 	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
-	"(ignored by default). edgeprof never writes into the process's memory.\n";
+	"(ignored by default). edgeprof never writes into the process's memory. If the process\n"
+	"execs in the window, it is counted up to the exec (the report says so).\n";
 
 struct record_ctx {
 	struct session *s;
@@ -208,6 +213,9 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "no process given (-p PID)");
 	if (tracer__check_target(pid) || target_binary(pid, binary, sizeof(binary)))
 		return EXIT_INPUT;
+	/* Where the profile goes is checked before anything is attached. */
+	if (profile_dest__check(out))
+		return EXIT_INPUT;
 	if (nlibs && libs__resolve_mapped(pid, lib_names, nlibs, lib_paths))
 		return EXIT_INPUT;
 	so.libs = lib_paths;
@@ -233,6 +241,7 @@ int cmd_record(int argc, char **argv)
 	if (tracer__attach(pid, s.objs[0].img.build_id,
 			   &(struct tracer_hooks){ .started = start_counting,
 						   .stopping = stop_counting, .watch = watch,
+						   .execed = stop_counting,
 						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
 						   .nlib_ids = s.nobjs - 1 },
 			   seconds, &tr))

@@ -222,6 +222,31 @@ static void print_exit(FILE *out, int ws)
 	}
 }
 
+/* One line per exec that replaced a profiled image (at most 5 of child processes). */
+static void print_execs(FILE *out, const struct profile *p)
+{
+	size_t children = 0;
+
+	for (size_t i = 0; i < p->nexecs; i++) {
+		const struct profile_exec *e = &p->execs[i];
+
+		if (!e->main && children++ >= 5)
+			continue;
+		if (e->main)
+			fprintf(out, "exec:        the %s exec'd %s at %.3f s (pid %d): counts cover the image before the exec",
+				p->attached ? "process" : "program", e->path ? e->path : "?", e->at,
+				e->pid);
+		else
+			fprintf(out, "exec:        child process %d exec'd %s at %.3f s: its counts cover its image before the exec",
+				e->pid, e->path ? e->path : "?", e->at);
+		fputs(e->frames ? "\n" : "; its frames then were not followed (no call of execve seen): counts of the functions active then may not conserve flow\n",
+		      out);
+	}
+	if (children > 5)
+		fprintf(out, "exec:        and %zu more child processes exec'd (report --json lists them)\n",
+			children - 5);
+}
+
 /* "file:line" of a block or function, or "-". */
 static const char *where_str(const struct profile *p, uint32_t file, int line, char *buf,
 			     size_t size)
@@ -456,6 +481,7 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 			p->nprocesses, p->nprocesses == 1 ? "" : "es", p->nthreads,
 			p->nthreads == 1 ? "" : "s");
 	}
+	print_execs(out, p);
 	if (p->unwind_failures || p->nvirtual)
 		fprintf(out, "unwinding:   %" PRIu64 " virtual edge%s, %u unwind failure%s\n",
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
@@ -630,6 +656,26 @@ static json_t *json_head(const struct profile *p)
 	jout_set(run, "signal", WIFSIGNALED(p->wait_status) ?
 		json_integer(WTERMSIG(p->wait_status)) : json_null(), &err);
 	jout_set(run, "seconds", json_real(p->seconds), &err);
+	if (p->nexecs) {
+		json_t *ex = json_array();
+
+		for (size_t i = 0; ex && i < p->nexecs; i++) {
+			const struct profile_exec *e = &p->execs[i];
+			json_t *x = json_object();
+
+			if (!x) {
+				err = -1;
+				break;
+			}
+			jout_set(x, "pid", json_integer(e->pid), &err);
+			jout_set(x, "main", json_boolean(e->main), &err);
+			jout_set(x, "at_s", json_real(e->at), &err);
+			jout_set(x, "path", e->path ? json_string(e->path) : json_null(), &err);
+			jout_set(x, "frames", json_boolean(e->frames), &err);
+			jout_push(ex, x, &err);
+		}
+		jout_set(run, "execs", ex, &err);
+	}
 	jout_set(o, "run", run, &err);
 	jout_set(pl, "mode", json_string(p->mode == PLACEMENT_NAIVE ? "naive" : "chords"), &err);
 	jout_set(pl, "chords_functions", json_integer(p->nchord_funcs), &err);

@@ -24,6 +24,7 @@
 #include "user/count/probes.h"
 #include "user/session/session.h"
 #include "user/proc/tracer.h"
+#include "user/profile/profile_dest.h"
 
 static const char run_usage[] =
 	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
@@ -32,9 +33,17 @@ static const char run_usage[] =
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
 	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
 	"function's CFG. PROG's stdin, stdout, stderr and exit status pass through; threads and\n"
-	"forked children are counted. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
+	"forked children are counted. A process that execs is counted up to the exec (the\n"
+	"frames it leaves are accounted for; the profile and the report say what it exec'd and\n"
+	"when), not after. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
 	"\n"
-	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
+	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data), checked\n"
+	"                        before PROG starts: a regular file or a new name is written\n"
+	"                        atomically (a symlink is followed to its target); a character\n"
+	"                        device or FIFO (/dev/null, /dev/stdout) and - (stdout) are\n"
+	"                        written in place, not atomically; a directory, socket, block\n"
+	"                        device or missing directory is refused. Under sudo the file\n"
+	"                        belongs to the invoking user (SUDO_UID, SUDO_GID)\n"
 	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
 	"                        probe sites; naive: one probe on the first instruction of every\n"
 	"                        block (for comparison; edges are derived where block counts allow)\n"
@@ -88,6 +97,14 @@ static int attach_probes(void *arg, int pid)
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
 	return probes__add_pid(s->probes, pid);
+}
+
+/* PID replaced its image (exec): the new one is not the profiled program. */
+static int exec_stop(void *arg, int pid)
+{
+	struct session *s = arg;
+
+	return probes__remove_pid(s->probes, pid);
 }
 
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
@@ -177,6 +194,9 @@ int cmd_run(int argc, char **argv)
 		return usage_error("run", "no program to run");
 	if (resolve_prog(argv[optind], binary, sizeof(binary)))
 		return EXIT_INPUT;
+	/* Where the profile goes is checked before PROG runs: a run is not made for nothing. */
+	if (profile_dest__check(out))
+		return EXIT_INPUT;
 	if (nlibs && libs__resolve_needed(binary, lib_names, nlibs, lib_paths))
 		return EXIT_INPUT;
 	so.libs = lib_paths;
@@ -192,6 +212,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.execed = exec_stop,
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,

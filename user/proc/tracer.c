@@ -49,29 +49,40 @@ struct task {
 	bool held;		   /* tracer__attach: in a PTRACE_EVENT_STOP, not resumed */
 	bool asked;		   /* sent PTRACE_INTERRUPT, its stop not seen yet */
 	bool group_stop;	   /* that stop is a job-control stop (resume with LISTEN) */
+	/* Its last call of execve or execveat (BP_EXEC): the frames active then, kept until
+	 * the exec succeeds (PTRACE_EVENT_EXEC), and the unwinding failures it had. */
+	bool exec_called;
+	struct frame_event *exec_frames;
+	size_t nexec_frames;
+	unsigned exec_failures;
 };
 
 /* A breakpoint the tracer keeps in a C library function for good: pthread_exit (which
  * unwinds the thread's frames before the thread exits: they are recorded at the breakpoint,
  * while still on the stack) and the longjmp family (which skips frames: they are recorded
  * before, and the frame it lands in after). */
-enum bp_kind { BP_PTHREAD_EXIT = 0, BP_LONGJMP = 1, BP_THROW = 2 };
+enum bp_kind { BP_PTHREAD_EXIT = 0, BP_LONGJMP = 1, BP_THROW = 2, BP_EXEC = 3 };
 
 struct bp {
 	uint64_t addr;	 /* runtime address */
 	uint8_t len;	 /* length of the displaced instruction, emulated at a hit */
-	int8_t push_reg; /* -1: the instruction is endbr64; else push of this register */
+	int8_t push_reg; /* -1: the instruction is endbr64 or a mov; else push of this register */
+	int8_t mov_dst;	 /* >= 0: the instruction is a mov to this register (x86 number) */
+	int8_t mov_src;	 /* of this register's 64 bits, or (-1) of IMM zero-extended */
+	uint32_t imm;
 	uint8_t kind;	 /* enum bp_kind */
 	bool watched;	 /* no int3: a uprobe signals the thread (tracer__attach), which then
 			  * stops just after the function's first instruction */
 };
 
-#define MAX_BPS 8
+#define MAX_BPS 12
 
 /* A traced process (address space) and its breakpoints. */
 struct proc {
 	int tgid;
 	bool tried; /* the breakpoints were looked for */
+	bool replaced; /* its image was replaced by an exec (or it descends from one that was):
+			* not the profiled program any more, its frames are not followed */
 	struct bp bps[MAX_BPS];
 	int nbps;
 	Dwfl *dwfl; /* its modules and unwinding state, reused until an address is unknown */
@@ -95,6 +106,7 @@ struct tracer {
 	long early_word;     /* the word it replaced */
 	int early_pid;
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
+	double start;  /* when the program started (attach: the window opened) */
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -119,6 +131,9 @@ void tracer_result__release(struct tracer_result *res)
 	if (!res)
 		return;
 	free(res->events);
+	for (size_t i = 0; i < res->nexec_records; i++)
+		free(res->execs[i].path);
+	free(res->execs);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -158,8 +173,20 @@ static void task_remove(struct tracer *t, int tid)
 {
 	struct task *task = task_find(t, tid);
 
-	if (task)
+	if (task) {
+		free(task->exec_frames);
 		*task = t->tasks[--t->ntasks];
+	}
+}
+
+/* Frees the task table. */
+static void tasks_free(struct tracer *t)
+{
+	for (size_t i = 0; i < t->ntasks; i++)
+		free(t->tasks[i].exec_frames);
+	free(t->tasks);
+	t->tasks = NULL;
+	t->ntasks = 0;
 }
 
 /* The thread group of TID from /proc/TID/status, or 0 when it cannot be read; and the
@@ -421,9 +448,12 @@ static void unwind_task(struct tracer *t, int tid, int tgid, uint8_t kind)
 static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bool pending)
 {
 	size_t before = t->res->nevents;
+	struct proc *p = proc_find(t, tgid);
 	struct unwind u;
 	int rc, attempt;
 
+	if (p && p->replaced)
+		return; /* no longer the profiled program */
 	for (attempt = 0; attempt < 2; attempt++) {
 		u = (struct unwind){.t = t, .tid = tid, .tgid = tgid, .kind = kind,
 				    .pending = pending, .last_obj = -1};
@@ -452,7 +482,7 @@ static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bo
 
 /* --- the pthread_exit breakpoint ---------------------------------------------------------- */
 
-#define NSEARCH 7
+#define NSEARCH 9
 
 /* Functions to break on, looked up in one pass over the process's objects (libc's first). */
 static const struct {
@@ -462,7 +492,8 @@ static const struct {
 	{ "pthread_exit", BP_PTHREAD_EXIT }, { "longjmp", BP_LONGJMP },
 	{ "_longjmp", BP_LONGJMP },	      { "siglongjmp", BP_LONGJMP },
 	{ "__longjmp_chk", BP_LONGJMP }, { "_Unwind_RaiseException", BP_THROW },
-	{ "_Unwind_Resume", BP_THROW },
+	{ "_Unwind_Resume", BP_THROW },      { "execve", BP_EXEC },
+	{ "execveat", BP_EXEC },
 };
 
 struct symbol_search {
@@ -538,7 +569,9 @@ static void find_functions(int tgid, struct symbol_search *ss)
 }
 
 /* Places an int3 at ADDR for KIND when its first instruction is one the tracer can emulate
- * (endbr64, push): the breakpoint then never has to be lifted, so threads cannot slip past. */
+ * (endbr64, push, mov of an immediate to a 32-bit register, mov between 64-bit registers, as
+ * glibc's execve and execveat start): the breakpoint then never has to be lifted, so threads
+ * cannot slip past. */
 static void bp_place(struct proc *p, int tid, uint64_t addr, uint8_t kind)
 {
 	struct bp *b;
@@ -551,7 +584,7 @@ static void bp_place(struct proc *p, int tid, uint64_t addr, uint8_t kind)
 	if (p->nbps == MAX_BPS)
 		return;
 	b = &p->bps[p->nbps];
-	*b = (struct bp){ .addr = addr, .kind = kind };
+	*b = (struct bp){ .addr = addr, .kind = kind, .push_reg = -1, .mov_dst = -1, .mov_src = -1 };
 	errno = 0;
 	word = ptrace(PTRACE_PEEKDATA, tid, (void *)addr, NULL);
 	if (errno)
@@ -566,6 +599,19 @@ static void bp_place(struct proc *p, int tid, uint64_t addr, uint8_t kind)
 	} else if (c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57) {
 		b->len = 2;
 		b->push_reg = 8 + c[1] - 0x50;
+	} else if (c[0] >= 0xb8 && c[0] <= 0xbf && c[0] != 0xbc) {
+		b->len = 5; /* mov $imm32, %r32 */
+		b->mov_dst = c[0] - 0xb8;
+		memcpy(&b->imm, c + 1, 4);
+	} else if (c[0] == 0x41 && c[1] >= 0xb8 && c[1] <= 0xbf) {
+		b->len = 6;
+		b->mov_dst = 8 + c[1] - 0xb8;
+		memcpy(&b->imm, c + 2, 4);
+	} else if ((c[0] & 0xfa) == 0x48 && c[1] == 0x89 && (c[2] >> 6) == 3 &&
+		   (c[2] & 7) != 4 && ((c[2] >> 3) & 7) != 4) {
+		b->len = 3; /* mov %r64, %r64 (REX.W, R and B bits) */
+		b->mov_src = (int8_t)(((c[0] >> 2) & 1) << 3 | ((c[2] >> 3) & 7));
+		b->mov_dst = (int8_t)((c[0] & 1) << 3 | (c[2] & 7));
 	} else {
 		pr_debug("process %d: %#" PRIx64 " starts with %02x %02x: no breakpoint", p->tgid,
 			 addr, c[0], c[1]);
@@ -650,6 +696,8 @@ static void bp_emulate(int tid, const struct bp *b, struct user_regs_struct *reg
 			   (void *)*reg_slot(regs, b->push_reg)))
 			pr_warn("thread %d: cannot emulate an instruction at a breakpoint: %s", tid,
 				strerror(errno));
+	} else if (b->mov_dst >= 0) {
+		*reg_slot(regs, b->mov_dst) = b->mov_src >= 0 ? *reg_slot(regs, b->mov_src) : b->imm;
 	}
 	if (ptrace(PTRACE_SETREGS, tid, NULL, regs))
 		pr_warn("thread %d: cannot step over a breakpoint: %s", tid, strerror(errno));
@@ -798,6 +846,112 @@ out:
 static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 		     struct user_regs_struct *regs_in);
 
+/* TID (of TGID) is about to call execve or execveat: its frames now are those an exec leaves
+ * without returning. They are kept aside (an exec may fail: execvp tries every directory of
+ * PATH) until the exec succeeds (exec_done). */
+static void exec_called(struct tracer *t, int tid, int tgid)
+{
+	struct tracer_result *res = t->res;
+	size_t before = res->nevents;
+	unsigned failures = res->unwind_failures;
+	struct task *task;
+
+	unwind_task(t, tid, tgid, FRAME_EXIT);
+	task = task_find(t, tid);
+	if (task) {
+		free(task->exec_frames);
+		task->exec_frames = NULL;
+		task->nexec_frames = 0;
+		task->exec_called = true;
+		task->exec_failures = res->unwind_failures - failures;
+		if (res->nevents > before) {
+			task->exec_frames = malloc((res->nevents - before) * sizeof(*task->exec_frames));
+			if (task->exec_frames) {
+				memcpy(task->exec_frames, &res->events[before],
+				       (res->nevents - before) * sizeof(*task->exec_frames));
+				task->nexec_frames = res->nevents - before;
+			} else {
+				note_oom(t);
+			}
+		}
+	}
+	res->nevents = before;
+	res->unwind_failures = failures;
+}
+
+/* Reads the executable of PID (after an exec: the new one), malloc'd; NULL when unknown. */
+static char *exe_of(int pid)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/*
+ * Process TGID has replaced its image (PTRACE_EVENT_EXEC), the thread OLD_TID having called
+ * exec (TGID itself, or a thread that took the leader's id). When TGID was still profiled:
+ * the frames that thread had at its exec call are left without returning (FRAME_EXIT events,
+ * as for exit()), the exec is recorded, the caller stops counting TGID (hooks->execed). From
+ * now on TGID and the processes it creates are not the profiled program: no frame of theirs
+ * is followed, no breakpoint is set in them.
+ */
+static void exec_done(struct tracer *t, int tgid, int old_tid)
+{
+	struct tracer_result *res = t->res;
+	struct proc *p = proc_find(t, tgid);
+	struct task *x = task_find(t, old_tid);
+
+	if (!(p && p->replaced)) {
+		struct tracer_exec *e;
+
+		for (size_t i = 0; x && i < x->nexec_frames; i++)
+			add_event(t, &x->exec_frames[i]);
+		if (x && x->exec_called) {
+			res->unwind_failures += x->exec_failures;
+		} else {
+			pr_debug("process %d: exec without a call of execve seen: its frames are not followed",
+				 tgid);
+			res->unwind_failures++;
+		}
+		e = realloc(res->execs, (res->nexec_records + 1) * sizeof(*e));
+		if (e) {
+			res->execs = e;
+			e = &e[res->nexec_records++];
+			*e = (struct tracer_exec){ .pid = tgid, .main = tgid == t->main_pid,
+						   .frames = x && x->exec_called,
+						   .at = now_seconds() - t->start,
+						   .path = exe_of(tgid) };
+		} else {
+			note_oom(t);
+		}
+		if (t->hooks && t->hooks->execed && t->hooks->execed(t->hooks->ctx, tgid))
+			pr_debug("process %d: the exec hook failed", tgid);
+		pr_debug("process %d replaced its program (exec of %s)", tgid,
+			 e && e->path ? e->path : "?");
+	}
+	if (x) {
+		free(x->exec_frames);
+		x->exec_frames = NULL;
+		x->nexec_frames = 0;
+		x->exec_called = false;
+	}
+	/* A new program: its breakpoints are gone; it is not profiled. */
+	proc_remove(t, tgid);
+	p = proc_get(t, tgid, NULL);
+	if (p) {
+		p->replaced = true;
+		p->tried = true;
+	} else {
+		note_oom(t);
+	}
+}
+
 /* The breakpoint of process TGID that its stopped thread TID has just reached, with its
  * registers in *REGS: an int3 one (rip just past it), or with WATCHED a watched function
  * (rip past its first instruction, which is at most 15 bytes long); the last listed when
@@ -861,6 +1015,11 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 
 		longjmp_hit(t, tid, tgid, &copy, &regs);
 		return 1 + BP_LONGJMP;
+	}
+	if (b->kind == BP_EXEC) {
+		exec_called(t, tid, tgid);
+		bp_emulate(tid, b, &regs);
+		return 1 + BP_EXEC;
 	}
 	if (b->kind == BP_THROW) {
 		struct frame_event marker = { .vaddr = 0, .kind = FRAME_THROW, .tid = tid,
@@ -1157,12 +1316,12 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 		/* A non-leader thread that execs takes the leader's tid: forget its old one. */
 		tid = task->tid;
 		task->tgid = tid;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && (int)msg != tid)
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) != 0)
+			msg = (unsigned long)tid;
+		exec_done(t, tid, (int)msg);
+		if ((int)msg != tid)
 			task_remove(t, (int)msg);
-		/* A new program: its breakpoint is gone, a later thread looks again. */
-		proc_remove(t, tid);
 		t->res->nexecs++;
-		pr_debug("process %d replaced its program (exec)", tid);
 		break;
 	default:
 		break;
@@ -1290,6 +1449,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	}
 	signals_install(&saved, pid);
 	start = now_seconds();
+	t.start = start;
 	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
 		pr_warn("cannot continue '%s': PTRACE_CONT: %s", path, strerror(errno));
 	event_loop(&t);
@@ -1299,7 +1459,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 		if (t.procs[i].dwfl)
 			dwfl_end(t.procs[i].dwfl);
 	free(t.procs);
-	free(t.tasks);
+	tasks_free(&t);
 	free(t.exe_path);
 	return 0;
 }
@@ -1720,6 +1880,7 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	for (size_t i = 0; i < t.ntasks; i++)
 		release_task(&t.tasks[i]);
 	start = now_seconds();
+	t.start = start;
 	res->held_attach = start - t0;
 	deadline = seconds > 0 ? start + seconds : 0;
 	/* Status, shown unless -q: the window is open. */
@@ -1788,7 +1949,7 @@ out:
 		if (t.procs[i].dwfl)
 			dwfl_end(t.procs[i].dwfl);
 	free(t.procs);
-	free(t.tasks);
+	tasks_free(&t);
 	free(t.exe_path);
 	return rc;
 }

@@ -68,10 +68,23 @@ struct tracer_hooks {
 	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
 	const char *const *lib_ids;
 	size_t nlib_ids;
+	/* Called when process PID has just replaced its image (exec), stopped before the new
+	 * image's first instruction: the caller stops counting PID (the new image and its
+	 * children are not the profiled program any more). May be NULL. */
+	int (*execed)(void *ctx, int pid);
 	/* tracer__run only: called at the early stop (the C library and the program's other
 	 * shared libraries are mapped then; no frame of theirs is active) with the process's
 	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */
 	int (*loaded)(void *ctx, int pid);
+};
+
+/* A process whose image was replaced by an exec (of a process still profiled then). */
+struct tracer_exec {
+	int pid;	/* the process */
+	int main;	/* 1: the program's own process (run) or the one attached to */
+	int frames;	/* 1: its frames of the profiled objects were recorded at the exec */
+	double at;	/* seconds since the start (attach: since the window opened) */
+	char *path;	/* the new executable (/proc/PID/exe), malloc'd; NULL when unknown */
 };
 
 struct tracer_result {
@@ -81,8 +94,12 @@ struct tracer_result {
 	unsigned nprocesses;	  /* processes traced, the main one included */
 	unsigned nthreads;	  /* threads created (clone with CLONE_THREAD) */
 	unsigned unwind_failures; /* stacks that could not be unwound (fully) */
-	unsigned nexecs;	  /* execs after the first: the exec'ing process's frames
-				   * of the profiled binary were left without events */
+	unsigned nexecs;	  /* execs after the first, in any traced process */
+	struct tracer_exec *execs; /* those of processes still profiled then, in order: the
+				    * frames active at the exec (recorded at the C library's
+				    * execve or execveat, kept once the exec succeeded) are
+				    * FRAME_EXIT events, the process is no longer profiled */
+	size_t nexec_records;
 	unsigned nlongjmps;	  /* longjmps whose skipped frames were recorded */
 	double seconds;		  /* wall time from the first instruction to the end (attach:
 				   * from the end of the attach to the start of the detach) */

@@ -7,6 +7,7 @@
  */
 #include "user/util/json_out.h"
 #include "user/profile/profile.h"
+#include "user/profile/profile_dest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -251,6 +252,27 @@ static void write_header(struct writer *w)
 			jout_set(run, "held_detach_s", json_real(in->held_detach), &err);
 		} else {
 			jout_set(run, "mode", json_string("run"), &err);
+		}
+		if (in->nexecs) {
+			json_t *ex = json_array();
+
+			for (size_t i = 0; ex && i < in->nexecs; i++) {
+				const struct profile_exec *e = &in->execs[i];
+				json_t *o = json_object();
+
+				if (!o) {
+					err = -1;
+					break;
+				}
+				jout_set(o, "pid", json_integer(e->pid), &err);
+				jout_set(o, "main", json_boolean(e->main), &err);
+				jout_set(o, "at_s", json_real(isfinite(e->at) && e->at > 0 ? e->at : 0.0),
+					 &err);
+				jout_set(o, "path", e->path ? json_string(e->path) : json_null(), &err);
+				jout_set(o, "frames", json_boolean(e->frames), &err);
+				jout_push(ex, o, &err);
+			}
+			jout_set(run, "execs", ex, &err);
 		}
 	}
 	json_decref(argv);
@@ -541,34 +563,73 @@ static void write_body(struct writer *w, const struct totals *t)
 	}
 }
 
-/* Syncs the directory holding PATH so the rename is durable (best effort). */
-static void sync_dir(const char *path)
+/* Syncs directory DIR so the rename is durable (best effort). */
+static void sync_dir(const char *dir)
 {
-	char *dir = strdup(path), *slash;
-	int fd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (!dir)
-		return;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
 	}
-	free(dir);
+}
+
+/* Writes the whole profile of IN to W->out (open); records the first failure in W. */
+static void write_all(struct writer *w, const struct profile_input *in, struct totals *t)
+{
+	write_body(w, t);
+	if (in->nlibs)
+		fputs(",\n\"libraries\":[", w->out);
+	for (size_t k = 0; k < in->nlibs && !w->err; k++) {
+		struct writer lw = { .path = w->path, .in = &in->libs[k], .out = w->out };
+		struct totals lt = { 0 };
+
+		if (k)
+			fputs(",\n", w->out);
+		if (check_input(&lw, &lt) == 0)
+			write_body(&lw, &lt);
+		if (lw.err) {
+			w->err = lw.err;
+			memcpy(w->msg, lw.msg, sizeof(w->msg));
+		} else {
+			fputs("}", w->out);
+		}
+	}
+	fputs(in->nlibs ? "]}\n" : "}\n", w->out);
+}
+
+/* In place, through descriptor FD (owned): a device, a FIFO, or a descriptor of ours. */
+static int write_in_place(struct writer *w, const struct profile_input *in, struct totals *t,
+			  int fd)
+{
+	w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!w->out) {
+		if (fd >= 0)
+			close(fd);
+		return wfail(w, -errno, "%s", strerror(errno));
+	}
+	errno = 0;
+	write_all(w, in, t);
+	if (!w->err && (fflush(w->out) || ferror(w->out)))
+		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	/* A regular file behind a descriptor is synced; a device or pipe cannot be. */
+	if (!w->err && fsync(fileno(w->out)) && errno != EINVAL && errno != EROFS &&
+	    errno != ENOTSUP)
+		wfail(w, -errno, "fsync: %s", strerror(errno));
+	if (fclose(w->out) && !w->err)
+		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	w->out = NULL;
+	return w->err;
 }
 
 int profile__write(const char *path, const struct profile_input *in)
 {
 	struct writer w = { .path = path, .in = in };
 	struct totals t = { 0 };
-	char *tmp = NULL;
+	struct profile_dest d;
+	char *tmp = NULL, *final = NULL;
+	unsigned uid;
+	long gid;
 	mode_t mask;
 	int fd = -1;
 
@@ -579,7 +640,30 @@ int profile__write(const char *path, const struct profile_input *in)
 	}
 	if (check_input(&w, &t))
 		goto fail;
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+	/* Resolved now, as it is at this moment (reported in one line). */
+	if ((fd = profile_dest__resolve(path, &d)) != 0)
+		return fd;
+	if (d.kind == PROFILE_DEST_FD) {
+		fd = fcntl(d.fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			wfail(&w, -errno, "descriptor %d: %s", d.fd, strerror(errno));
+		else if (write_in_place(&w, in, &t, fd) == 0)
+			return 0;
+		fd = -1;
+		goto fail;
+	}
+	if (d.kind == PROFILE_DEST_STREAM) {
+		/* Blocks on a FIFO until it has a reader, as a shell redirection does. */
+		fd = open(d.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			wfail(&w, -errno, "%s", strerror(errno));
+		else if (write_in_place(&w, in, &t, fd) == 0)
+			return 0;
+		fd = -1;
+		goto fail;
+	}
+	if (asprintf(&final, "%s%s%s", d.dir, strcmp(d.dir, "/") ? "/" : "", d.name) < 0 ||
+	    asprintf(&tmp, "%s.tmp.XXXXXX", final) < 0) {
 		tmp = NULL;
 		wfail(&w, -ENOMEM, "out of memory");
 		goto fail;
@@ -599,6 +683,11 @@ int profile__write(const char *path, const struct profile_input *in)
 		wfail(&w, -errno, "%s", strerror(errno));
 		goto fail;
 	}
+	/* Under sudo the profile is the invoking user's, as if they had written it. */
+	if (profile_dest__sudo_owner(&uid, &gid) &&
+	    fchown(fd, (uid_t)uid, gid < 0 ? (gid_t)-1 : (gid_t)gid))
+		pr_warn("'%s': cannot give the profile to user %u (SUDO_UID): %s", path, uid,
+			strerror(errno));
 	w.out = fdopen(fd, "w");
 	if (!w.out) {
 		wfail(&w, -errno, "%s", strerror(errno));
@@ -606,25 +695,7 @@ int profile__write(const char *path, const struct profile_input *in)
 	}
 	fd = -1;
 	errno = 0;
-	write_body(&w, &t);
-	if (in->nlibs)
-		fputs(",\n\"libraries\":[", w.out);
-	for (size_t k = 0; k < in->nlibs && !w.err; k++) {
-		struct writer lw = { .path = path, .in = &in->libs[k], .out = w.out };
-		struct totals lt = { 0 };
-
-		if (k)
-			fputs(",\n", w.out);
-		if (check_input(&lw, &lt) == 0)
-			write_body(&lw, &lt);
-		if (lw.err) {
-			w.err = lw.err;
-			memcpy(w.msg, lw.msg, sizeof(w.msg));
-		} else {
-			fputs("}", w.out);
-		}
-	}
-	fputs(in->nlibs ? "]}\n" : "}\n", w.out);
+	write_all(&w, in, &t);
 	if (w.err)
 		goto fail;
 	if (fflush(w.out) || ferror(w.out)) {
@@ -641,12 +712,13 @@ int profile__write(const char *path, const struct profile_input *in)
 		goto fail;
 	}
 	w.out = NULL;
-	if (rename(tmp, path)) {
+	if (rename(tmp, final)) {
 		wfail(&w, -errno, "cannot replace the file: %s", strerror(errno));
 		goto fail;
 	}
 	free(tmp);
-	sync_dir(path);
+	free(final);
+	sync_dir(d.dir);
 	return 0;
 fail:
 	if (w.out)
@@ -657,6 +729,7 @@ fail:
 		unlink(tmp);
 		free(tmp);
 	}
+	free(final);
 	pr_err("'%s': cannot write the profile: %s", path, w.msg);
 	return w.err ? w.err : -EIO;
 }
@@ -974,6 +1047,53 @@ static int read_run_mode(struct reader *r, json_t *run)
 	return err;
 }
 
+/* The optional "execs" of "run". */
+static int read_execs(struct reader *r, json_t *run)
+{
+	struct profile *p = r->p;
+	json_t *a = json_object_get(run, "execs");
+	uint64_t v;
+	int err;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return rfail(r, "run: execs is not an array");
+	if (json_array_size(a) > PROFILE_MAX_ITEMS)
+		return rfail(r, "run: too many execs");
+	p->execs = calloc(json_array_size(a) + 1, sizeof(*p->execs));
+	if (!p->execs)
+		return rnomem(r);
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *o = json_array_get(a, i), *path;
+		struct profile_exec *e = &p->execs[i];
+		char where[48];
+
+		snprintf(where, sizeof(where), "run: execs[%zu]", i);
+		if (!json_is_object(o))
+			return rfail(r, "%s is not an object", where);
+		p->nexecs = i + 1;
+		err = get_uint(r, o, "pid", INT_MAX, where, &v);
+		if (!err)
+			err = get_bool(r, o, "main", where, &e->main);
+		if (!err)
+			err = get_bool(r, o, "frames", where, &e->frames);
+		if (!err)
+			err = get_num(r, o, "at_s", where, &e->at);
+		if (err)
+			return err;
+		e->pid = (int)v;
+		if (e->pid <= 0)
+			return rfail(r, "%s: pid is not a process id", where);
+		path = json_object_get(o, "path");
+		if (!path || !(json_is_null(path) || json_is_string(path)))
+			return rfail(r, "%s: path is not a string or null", where);
+		if (json_is_string(path) && !(e->path = strdup(json_string_value(path))))
+			return rnomem(r);
+	}
+	return 0;
+}
+
 static int read_run(struct reader *r, json_t *root)
 {
 	struct profile *p = r->p;
@@ -1018,9 +1138,11 @@ static int read_run(struct reader *r, json_t *root)
 		return err;
 	p->unwind_failures = (unsigned)v;
 	err = get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
-	if (err)
-		return err;
-	return read_run_mode(r, run);
+	if (!err)
+		err = read_run_mode(r, run);
+	if (!err)
+		err = read_execs(r, run);
+	return err;
 }
 
 static int read_counters(struct reader *r, json_t *root)
@@ -1825,6 +1947,9 @@ void profile__release(struct profile *p)
 	for (size_t i = 0; p->argv && i < p->argc; i++)
 		free(p->argv[i]);
 	free(p->argv);
+	for (size_t i = 0; p->execs && i < p->nexecs; i++)
+		free(p->execs[i].path);
+	free(p->execs);
 	for (size_t i = 0; p->funcs && i < p->nfuncs; i++) {
 		struct profile_func *f = &p->funcs[i];
 

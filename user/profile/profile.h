@@ -17,7 +17,9 @@
  *           "analysis_s": NUM,      (CFG recovery and placement, all objects; optional)
  *           "unwind_failures": INT, "virtual_edges": INT,
  *           "mode": "run" | "attach",                             (optional, "run")
- *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM}, (with "attach")
+ *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM, (with "attach")
+ *           "execs": [{"pid": INT, "main": BOOL, "at_s": NUM,       (optional)
+ *                      "path": STR | null, "frames": BOOL}...]},
  *   "placement": {
  *     "mode": "chords" | "naive",
  *     "costs": {"stepped": NS, "emulated": NS, "nop5": NS, "patch": NS, "patch_flags": NS,
@@ -69,6 +71,14 @@
  * have taken); "violations" the number of vertices, over all functions, where conservation
  * of flow failed. Negative derived counts are written as null (their vertex is a violation).
  *
+ * "execs" (optional: only when one happened; readers before it ignore it) lists the processes
+ * whose image an exec replaced while they were the profiled program: "pid", "main" (true for
+ * the program's own process, or the one attached to), "at_s" seconds since the start (attach:
+ * since the window opened), "path" the new executable, "frames" whether the frames active at
+ * the exec were followed (left without returning, as at exit). The counts of such a process
+ * cover its image before the exec: it is not counted after it, nor are the processes it
+ * creates after it.
+ *
  * "loops" (a run with --loop-stats) holds the measured trip-count moments of the function's
  * natural loops whose header is the block at "header": "entries" loop entries, "sum" the sum
  * of their trip counts (header executions per entry) and "sumsq" the sum of their squares (an
@@ -117,6 +127,15 @@ struct profile_loop_summary {
 	double est_trap_ns;
 };
 
+/* An exec that replaced the image of a profiled process (the "execs" of "run"). */
+struct profile_exec {
+	int pid;
+	bool main;   /* the program's own process (or the one attached to) */
+	bool frames; /* its frames at the exec were followed */
+	double at;   /* seconds since the start */
+	char *path;  /* the new executable, NULL when unknown */
+};
+
 /* What the writer reads: one run, its plan and its propagated counts. */
 struct profile_input {
 	const char *binary_path;             /* NULL: prog->img->path */
@@ -143,6 +162,8 @@ struct profile_input {
 	const struct profile_loop_stat *loops; /* sorted by func; may be NULL */
 	size_t nloops;
 	const struct profile_loop_summary *loop_summary; /* NULL: no "loop_stats" key */
+	const struct profile_exec *execs;    /* images replaced by an exec, may be NULL */
+	size_t nexecs;
 };
 
 struct profile_block {
@@ -230,6 +251,8 @@ struct profile {
 	bool attached;         /* recorded by attaching to a running process (mode "attach") */
 	int pid;               /* then: that process */
 	double held_attach, held_detach; /* seconds it was stopped at attach and at detach */
+	struct profile_exec *execs; /* images replaced by an exec ("execs"), in order */
+	size_t nexecs;
 
 	enum placement_mode mode;
 	struct site_costs costs;
@@ -261,11 +284,14 @@ struct profile {
 	size_t nlibs;
 };
 
-/* Writes the profile of IN to PATH atomically: a temporary file in PATH's directory, flushed
- * and fsync'ed, then renamed over PATH. Functions are streamed one at a time. On failure the
- * temporary file is removed, PATH is left as it was, the problem is reported with pr_err
- * (one line naming PATH) and a negative errno is returned (-EINVAL for inconsistent input,
- * e.g. a counter above INT64_MAX); 0 on success. */
+/* Writes the profile of IN to PATH, resolved by profile_dest__resolve (profile_dest.h): a
+ * regular file or a new name atomically (a temporary file in its directory, flushed and
+ * fsync'ed, given to the invoking user under sudo, renamed over the name, the directory
+ * fsync'ed); a character device, a FIFO or a descriptor's name ("-", /dev/stdout) in place.
+ * Functions are streamed one at a time. On failure a temporary file is removed, a file is
+ * left as it was (a device or FIFO may have had part of it), the problem is reported with
+ * pr_err (one line naming PATH) and a negative errno is returned (-EINVAL for inconsistent
+ * input, e.g. a counter above INT64_MAX, or a destination refused); 0 on success. */
 int profile__write(const char *path, const struct profile_input *in);
 
 /* Reads and validates the profile at PATH into P (zeroed first). Returns 0; -EINVAL when the

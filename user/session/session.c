@@ -625,12 +625,17 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	struct func_counts **counts = calloc(n, sizeof(*counts));
 	struct srcline **lines = calloc(n, sizeof(*lines));
 	struct profile_input *in = calloc(n, sizeof(*in));
+	struct profile_exec *execs = calloc(tr->nexec_records + 1, sizeof(*execs));
 	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
 	uint64_t unmatched = 0;
 	int ret = -1;
 
-	if (!bi || !v || !nv || !counts || !lines || !in)
+	if (!bi || !v || !nv || !counts || !lines || !in || !execs)
 		goto nomem;
+	for (size_t i = 0; i < tr->nexec_records; i++)
+		execs[i] = (struct profile_exec){ .pid = tr->execs[i].pid, .main = tr->execs[i].main,
+						  .frames = tr->execs[i].frames,
+						  .at = tr->execs[i].at, .path = tr->execs[i].path };
 	s->counters = calloc(s->capacity + 1, sizeof(*s->counters));
 	if (!s->counters || probes__read(s->probes, s->counters)) {
 		pr_err("cannot read the counters");
@@ -682,6 +687,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
 			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
 			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
+			.execs = execs, .nexecs = tr->nexec_records,
 		};
 	}
 	if (s->loop_stats) {
@@ -708,6 +714,11 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			nviol, tr->unwind_failures);
 	if (unmapped)
 		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+	for (size_t i = 0; i < tr->nexec_records; i++)
+		if (execs[i].main)
+			pr_warn("the %s exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
+				info->mode && !strcmp(info->mode, "attach") ? "process" : "program",
+				execs[i].path ? execs[i].path : "?", execs[i].at, execs[i].pid);
 	pr_info("profile written to '%s'", out);
 	ret = 0;
 	goto out;
@@ -732,6 +743,7 @@ out:
 	free(counts);
 	free(lines);
 	free(in);
+	free(execs);
 	free(lm);
 	free(lstats);
 	return ret;
