@@ -49,7 +49,9 @@ static const char record_usage[] =
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
 	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
-	"(ignored by default). edgeprof never writes into the process's memory.\n";
+	"(ignored by default). edgeprof never writes into the process's memory. Without a\n"
+	"calibration of the probe costs ('edgeprof calibrate'), a quick one is made first\n"
+	"(about 1 s, once per machine) unless EDGEPROF_NO_CALIBRATE=1.\n";
 
 struct record_ctx {
 	struct session *s;

@@ -460,11 +460,13 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 		fprintf(out, "unwinding:   %" PRIu64 " virtual edge%s, %u unwind failure%s\n",
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
 			p->unwind_failures == 1 ? "" : "s");
-	fprintf(out, "placement:   %s; site costs (%s): stepped %.0f ns, emulated %.0f ns, "
+	fprintf(out, "placement:   %s; site costs (%s%s%s): stepped %.0f ns, emulated %.0f ns, "
 		"nop5 %.0f ns\n",
 		p->mode == PLACEMENT_NAIVE ? "naive (one probe per block)" :
 					     "chords (spanning tree)",
-		p->costs.measured ? "measured" : "defaults", p->costs.ns[PROBE_STEPPED],
+		p->costs.measured ? "measured" : "defaults, not calibrated",
+		p->costs.measured && p->costs.date[0] ? " on " : "",
+		p->costs.measured ? p->costs.date : "", p->costs.ns[PROBE_STEPPED],
 		p->costs.ns[PROBE_EMULATED], p->costs.ns[PROBE_NOP5]);
 	fprintf(out, "functions:   %" PRIu32 " exact (chords), %" PRIu32
 		" with block counters (naive), %" PRIu32 " excluded\n",
@@ -608,7 +610,7 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 static json_t *json_head(const struct profile *p)
 {
 	json_t *o = json_object(), *bin = json_object(), *run = json_object(),
-	       *argv = json_array(), *pl = json_object();
+	       *argv = json_array(), *pl = json_object(), *costs = json_object();
 	int err = 0;
 
 	for (size_t i = 0; argv && i < p->argc; i++)
@@ -619,6 +621,7 @@ static json_t *json_head(const struct profile *p)
 		json_decref(run);
 		json_decref(argv);
 		json_decref(pl);
+		json_decref(costs);
 		return NULL;
 	}
 	jout_set(bin, "path", json_string(p->binary_path), &err);
@@ -635,6 +638,18 @@ static json_t *json_head(const struct profile *p)
 	jout_set(pl, "chords_functions", json_integer(p->nchord_funcs), &err);
 	jout_set(pl, "naive_functions", json_integer(p->nnaive_funcs), &err);
 	jout_set(pl, "excluded_functions", json_integer(p->nexcluded_funcs), &err);
+	if (costs) {
+		jout_set(costs, "stepped", json_real(p->costs.ns[PROBE_STEPPED]), &err);
+		jout_set(costs, "emulated", json_real(p->costs.ns[PROBE_EMULATED]), &err);
+		jout_set(costs, "nop5", json_real(p->costs.ns[PROBE_NOP5]), &err);
+		jout_set(costs, "source", json_string(p->costs.measured ? "measured" : "defaults"),
+			 &err);
+		jout_set(costs, "date", p->costs.measured && p->costs.date[0] ?
+			 json_string(p->costs.date) : json_null(), &err);
+		jout_set(pl, "site_costs", costs, &err);
+	} else {
+		err++;
+	}
 	jout_set(o, "placement", pl, &err);
 	if (err) {
 		json_decref(o);

@@ -275,9 +275,12 @@ static void write_placement(struct writer *w)
 
 	fprintf(w->out, ",\n\"placement\":{\"mode\":\"%s\",\"costs\":{",
 		pl->mode == PLACEMENT_NAIVE ? "naive" : "chords");
-	fprintf(w->out, "\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"measured\":%s},",
+	fprintf(w->out, "\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"measured\":%s",
 		c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED], c->ns[PROBE_NOP5],
 		c->measured ? "true" : "false");
+	if (c->measured && site_costs__date_ok(c->date))
+		fprintf(w->out, ",\"date\":\"%s\"", c->date);
+	fputs("},", w->out);
 	fprintf(w->out, "\"est_cost_ns\":%.17g,\n\"sites\":[",
 		isfinite(pl->est_cost) ? pl->est_cost : 0.0);
 	for (size_t s = 0; s < pl->nsites && !ferror(w->out); s++) {
@@ -1409,6 +1412,13 @@ static int read_costs(struct reader *r, json_t *pl)
 		err = get_num(r, c, "nop5", "placement costs", &p->costs.ns[PROBE_NOP5]);
 	if (!err)
 		err = get_bool(r, c, "measured", "placement costs", &p->costs.measured);
+	if (!err && json_object_get(c, "date")) {
+		const char *d = json_string_value(json_object_get(c, "date"));
+
+		if (!d || !site_costs__date_ok(d))
+			return rfail(r, "placement costs: \"date\" is not an ISO 8601 date");
+		snprintf(p->costs.date, sizeof(p->costs.date), "%s", d);
+	}
 	return err;
 }
 

@@ -188,7 +188,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	for (size_t k = 0; k <= o->nlibs; k++)
 		s->objs[k].img.fd = -1;
 	s->nobjs = o->nlibs + 1;
-	calibration__load(&popt.costs);
+	calibration__ensure(&popt.costs);
+	t0 = now_seconds(); /* the analysis, not a calibration made first */
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
