@@ -357,6 +357,10 @@ static int do_compare(struct state *s, json_t *rep, const char *tsv, char **exac
 		double cgm, err;
 		char flags[256] = "";
 
+		if (name && calls > 0 && json_object_get(f, "cycle")) {
+			nskip_rec++; /* recursive: no mean per call (see cycles) */
+			continue;
+		}
 		if (!name || !json_is_number(mean) || calls <= 0)
 			continue;
 		json_array_foreach(fl, k, x) rec |= !strcmp(json_string_value(x), "recursive");

@@ -64,6 +64,7 @@ struct ftime {
 	struct loop_moments *mom;
 	double calls, mean, var, self;
 	double entries;	/* recursive: calls from outside its call cycle (its SCC) */
+	double ext_time; /* all calls x the cost of its calls out of the binary */
 	char *cycle;	/* recursive: the call cycle in words ("fib -> fib") */
 	uint32_t scc;	/* recursive: the index of its component's root (members share it) */
 	bool var_capped; /* VAR lowered to the most that CALLS calls of mean MEAN allow */
@@ -407,6 +408,7 @@ static void callee_cost(struct ctx *c, struct ftime *t, const struct cfg_call *k
 		if (!ext_lookup(&c->cs, k->name, mean))
 			*mean = c->cs.ext_default;
 		t->dyn_external += (uint64_t)n;
+		t->ext_time += n * *mean;
 		return;
 	}
 	if (!k->target || k->external) {
@@ -456,6 +458,7 @@ static int ftime__evaluate(struct ctx *c, struct ftime *t)
 		goto out;
 	}
 	t->dyn_external = t->dyn_indirect = t->dyn_unprofiled = t->dyn_recursive = 0;
+	t->ext_time = 0;
 	for (i = 0; i < cf->ncalls; i++) {
 		const struct cfg_call *k = &cf->calls[i];
 		double m, v;
@@ -1148,7 +1151,7 @@ static double total_time(const struct ctx *c)
 
 	for (size_t i = 0; i < c->n; i++)
 		if (c->ft[i].computed)
-			total += c->ft[i].calls * c->ft[i].self;
+			total += c->ft[i].calls * c->ft[i].self + c->ft[i].ext_time;
 	return total;
 }
 
@@ -1280,7 +1283,8 @@ static void print_text(FILE *out, struct ctx *c)
 		"FCDG check:    NODE_FREQ x calls = the block's count in %u of %u functions "
 		"with an FCDG%s\n",
 		nfcdg - nmis, nfcdg, nmis ? " (the others: counts not exact)" : "");
-	fprintf(out, "program time:  %.6g (sum of calls x own cost over the timed functions)\n\n",
+	fprintf(out, "program time:  %.6g (sum of calls x own cost over the timed functions, and of "
+		"their calls out of the binary)\n\n",
 		total);
 	fprintf(out, "%12s %14s %14s %9s %7s  %-18s %s\n", "calls", "mean", "stddev", "cv", "share",
 		"function", "flags");
