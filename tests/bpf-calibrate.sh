@@ -5,9 +5,9 @@
 # that calibration__load reads it back (measured costs), falls back to the defaults silently
 # when it is absent, and with a warning when it is invalid or from another kernel. Then the
 # automatic calibration: `edgeprof run` with an empty XDG_CACHE_HOME measures the costs once
-# (in under 2 s), stores site-costs.json (a second run reuses it), and `report` says
-# "measured on DATE" (--json: "source":"measured"); with EDGEPROF_NO_CALIBRATE=1 nothing is
-# stored and the report says "defaults".
+# (quickly: at most 5000 iterations and 2 rounds, about 1 s), stores site-costs.json (a second
+# run reuses it), and `report` says "measured on DATE" (--json: "source":"measured"); with
+# EDGEPROF_NO_CALIBRATE=1 nothing is stored and the report says "defaults".
 # Needs root (or CAP_BPF + CAP_PERFMON): exit 77 (skip) when BPF is unavailable; tests/run.sh
 # makes that a failure with CI=true.
 set -u
@@ -127,8 +127,14 @@ env -u EDGEPROF_NO_CALIBRATE XDG_CACHE_HOME=$auto "$EDGEPROF" -v run -o "$tmp/au
 	fail "run did not store a calibration in an empty XDG_CACHE_HOME: $(cat "$tmp/auto.err")"
 secs=$(grep -o "probe costs measured in [0-9.]* s" "$tmp/auto.err" | grep -o "[0-9.]* s")
 echo "auto calibration: ${secs:-?}"
-python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 2 else 1)' "${secs% s}" 2>/dev/null ||
-	fail "the automatic calibration took ${secs:-an unknown time} (want < 2 s)"
+# Quick: the reduced iterations (a full calibration takes 10-30 s here). Its time is about 1 s on
+# this 2-vCPU VM, more when the machine is busy: only a gross regression fails.
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+sys.exit(0 if c["iterations"] <= 5000 and c["repeat"] <= 2 else 1)' \
+	"$auto/edgeprof/site-costs.json" || fail "the automatic calibration is not the quick one"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 5 else 1)' "${secs% s}" 2>/dev/null ||
+	fail "the automatic calibration took ${secs:-an unknown time} (want about 1 s)"
 date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["date"])' \
 	"$auto/edgeprof/site-costs.json")
 "$EDGEPROF" report "$tmp/auto.data" >"$tmp/auto.txt" || fail "report failed"
@@ -156,4 +162,5 @@ if [ $fails -gt 0 ]; then
 	echo "$fails failures"
 	exit 1
 fi
-echo "PASS: calibrate counted $N hits per class exactly; file written and loaded; run calibrated once automatically in $secs"
+echo "PASS: calibrate counted $N hits per class exactly; file written and loaded;" \
+	"run calibrated once automatically in $secs"

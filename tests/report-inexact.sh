@@ -31,7 +31,11 @@ if ! "$EDGEPROF" run -o "$OUT/p.data" -- "$prog" $N >"$OUT/out.txt" 2>"$OUT/run.
 	exit 1
 fi
 calls=$(sed -n 's/^pick: \([0-9]*\) calls.*/\1/p' "$OUT/out.txt")
-[ "$calls" = $N ] && ok "the program ran pick() $calls times" || bad "program output: $(cat "$OUT/out.txt")"
+if [ "$calls" = $N ]; then
+	ok "the program ran pick() $calls times"
+else
+	bad "program output: $(cat "$OUT/out.txt")"
+fi
 
 if grep -Eq "warning: +pick \(0x[0-9a-f]+\): [0-9]+ blocks?: unresolved indirect jump at $jmp\$" \
 	"$OUT/run.err"; then
@@ -42,19 +46,21 @@ fi
 grep -q "longjmp or exceptions" "$OUT/run.err" && bad "run still blames longjmp or exceptions"
 
 "$EDGEPROF" report "$OUT/p.data" >"$OUT/report.txt" 2>/dev/null || bad "report failed"
-line=$(sed -n '/^Excluded, block counts only, or not exact/,/^$/p' "$OUT/report.txt" | grep " pick ")
+section() { sed -n '/^Excluded, block counts only, or not exact/,/^$/p' "$OUT/report.txt"; }
+line=$(section | grep " pick ")
 if [[ $line == *"unresolved indirect jump at $jmp"* && $line == *"NOT exact"* &&
 	$line == *"entry block executed $calls times (measured)"* ]]; then
 	ok "report lists pick: $line"
 else
 	bad "report does not list pick with its cause and executions: '$line'"
 fi
-sed -n '/^Excluded, block counts only, or not exact/,/^$/p' "$OUT/report.txt" | grep -q " main " &&
+section | grep -q " main " &&
 	bad "report lists main, which conserves flow"
 grep -A1 "^  pick (" "$OUT/report.txt" | grep -q "cause: unresolved indirect jump at $jmp" &&
 	ok "the violations section gives the cause" || bad "no cause under VIOLATIONS"
 
-"$EDGEPROF" report --json "$OUT/p.data" >"$OUT/report.json" 2>/dev/null || bad "report --json failed"
+"$EDGEPROF" report --json "$OUT/p.data" >"$OUT/report.json" 2>/dev/null ||
+	bad "report --json failed"
 if msg=$(python3 - "$OUT/report.json" "$jmp" "$calls" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -233,8 +233,8 @@ static void load(struct state *s, const char *path)
 					s->caparcs = s->caparcs ? 2 * s->caparcs : 256;
 					s->arcs = xrealloc(s->arcs, s->caparcs * sizeof(*s->arcs));
 				}
-				s->arcs[s->narcs++] = (struct arc){s->cur_fn, s->pend_fn, s->pend_count,
-								   ir};
+				s->arcs[s->narcs++] =
+				    (struct arc){s->cur_fn, s->pend_fn, s->pend_count, ir};
 				s->fns[s->pend_fn].called += s->pend_count;
 				s->fns[s->pend_fn].incl_into += ir;
 				if (fr->in && !s->pend_ob_in) {
@@ -500,7 +500,8 @@ static int do_cycles(struct state *s, json_t *rep)
 			continue;
 		json_object_set_new(done, cycle, json_true());
 		json_array_foreach(fns, j, g) {
-			json_t *e = json_object_get(g, "entries"), *m = json_object_get(g, "mean_per_entry");
+			json_t *e = json_object_get(g, "entries"),
+			       *m = json_object_get(g, "mean_per_entry");
 			const char *gc = json_string_value(json_object_get(g, "cycle"));
 
 			if (!gc || strcmp(gc, cycle) || !json_is_number(e) || !json_is_number(m))

@@ -63,10 +63,10 @@ struct ftime {
 	int64_t *ecount, *bcount;
 	struct loop_moments *mom;
 	double calls, mean, var, self;
-	double entries;	/* recursive: calls from outside its call cycle (its SCC) */
+	double entries;	 /* recursive: calls from outside its call cycle (its SCC) */
 	double ext_time; /* all calls x the cost of its calls out of the binary */
-	char *cycle;	/* recursive: the call cycle in words ("fib -> fib") */
-	uint32_t scc;	/* recursive: the index of its component's root (members share it) */
+	char *cycle;	 /* recursive: the call cycle in words ("fib -> fib") */
+	uint32_t scc;	 /* recursive: the index of its component's root (members share it) */
 	bool var_capped; /* VAR lowered to the most that CALLS calls of mean MEAN allow */
 	uint64_t dyn_indirect, dyn_external, dyn_unprofiled, dyn_recursive; /* calls made */
 	uint64_t dyn_rep;	/* rep-prefixed string instructions executed */
@@ -906,8 +906,7 @@ static int solve_scc(struct ctx *c, uint32_t v)
 	}
 	/* Non-recursive: one evaluation. Recursive, when the system could not be solved:
 	 * iterate the means. */
-	for (round = 0; !solved && round < (m > 1 || self_call ? MAX_SCC_ROUNDS : 1);
-	     round++) {
+	for (round = 0; !solved && round < (m > 1 || self_call ? MAX_SCC_ROUNDS : 1); round++) {
 		double change = 0;
 
 		for (uint32_t k = 0; k < m; k++) {
@@ -1235,7 +1234,8 @@ static void print_text(FILE *out, struct ctx *c)
 		ndisp += t->ndispatch != 0;
 		nmis += t->freq_mismatch != 0;
 		if (t->calls > 0)
-			rk[nr++] = (struct rank){.i = i, .v = isnan(func_time(t)) ? 0 : func_time(t)};
+			rk[nr++] =
+			    (struct rank){.i = i, .v = isnan(func_time(t)) ? 0 : func_time(t)};
 	}
 	qsort(rk, nr, sizeof(*rk), cmp_rank);
 	fprintf(out, "binary:        %s (build-id %s)\n", p->binary_path,
@@ -1325,7 +1325,8 @@ static void print_text(FILE *out, struct ctx *c)
 			if (!t->recursive)
 				continue;
 			if (total > 0 && !isnan(func_time(t)))
-				snprintf(share, sizeof(share), "%.2f%%", 100.0 * func_time(t) / total);
+				snprintf(share, sizeof(share), "%.2f%%",
+					 100.0 * func_time(t) / total);
 			fprintf(out, "%12.0f %12.0f %14.6g %7s  %-18s %s%s\n", t->entries, t->calls,
 				t->mean, share, t->pf->name, t->cycle ? t->cycle : "?",
 				t->approx ? " (approx)" : "");

@@ -444,7 +444,7 @@ int session__attach_libs(struct session *s, int pid)
 
 /* The frames of every object: block indices and the virtual edges found, per object. */
 struct frame_map {
-	const struct session *s;
+	struct session *s;       /* its objects note unwound frames outside their blocks */
 	struct block_index *bi;  /* [nobjs] */
 	struct virtual_edge **v; /* [nobjs], room for every event */
 	size_t *n;               /* [nobjs] */
@@ -483,7 +483,7 @@ static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, 
 		bi = &m->bi[ev->obj];
 		r = block_index__find(bi, ev->vaddr - 1);
 		if (!r || r->end != ev->vaddr) {
-			note_unmapped((struct session *)m->s, ev->obj, ev->vaddr - 1, unmapped);
+			note_unmapped(m->s, ev->obj, ev->vaddr - 1, unmapped);
 			continue;
 		}
 		f = &prog->funcs[r->func];
@@ -532,7 +532,7 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 			ve->stopped_before = ev->pending;
 			m->n[ev->obj]++;
 		} else if (rc < 0) {
-			note_unmapped((struct session *)s, ev->obj, ev->vaddr, unmapped);
+			note_unmapped(m->s, ev->obj, ev->vaddr, unmapped);
 		}
 	}
 	return 0;
@@ -661,8 +661,8 @@ static int loop_results(struct session *s, const struct probes_loop_moments *m,
 
 /* Warns that NVIOL vertices break flow conservation, naming each function (of every object
  * K, with COUNTS[K]) and its actual cause. */
-static void warn_violations(const struct session *s, struct func_counts **counts, size_t nviol, const struct tracer_result *tr,
-			    size_t unmapped)
+static void warn_violations(const struct session *s, struct func_counts **counts, size_t nviol,
+			    const struct tracer_result *tr, size_t unmapped)
 {
 	size_t nfuncs = 0, shown = 0;
 	char why[1024];
@@ -682,8 +682,8 @@ static void warn_violations(const struct session *s, struct func_counts **counts
 
 			if (!counts[k][i].nviolations)
 				continue;
-			if (shown++ == MAX_VIOLATING_SHOWN)
-				break;
+			if (shown++ >= MAX_VIOLATING_SHOWN)
+				continue;
 			n = profile__func_causes(&in, i, c, 8);
 			profile__violation_cause(c, n < 8 ? n : 8, tr->unwind_failures, tr->nexecs,
 						 unmapped, why, sizeof(why));
