@@ -128,13 +128,12 @@ env -u EDGEPROF_NO_CALIBRATE XDG_CACHE_HOME=$auto "$EDGEPROF" -v run -o "$tmp/au
 secs=$(grep -o "probe costs measured in [0-9.]* s" "$tmp/auto.err" | grep -o "[0-9.]* s")
 echo "auto calibration: ${secs:-?}"
 # Quick: the reduced iterations (a full calibration takes 10-30 s here). Its time is about 1 s on
-# this 2-vCPU VM, more when the machine is busy: only a gross regression fails.
+# this 2-vCPU VM when idle, but 2-9 s at load averages of 13-18 (BPF loads and process
+# starts): the time is printed, not asserted.
 python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))
 sys.exit(0 if c["iterations"] <= 5000 and c["repeat"] <= 2 else 1)' \
 	"$auto/edgeprof/site-costs.json" || fail "the automatic calibration is not the quick one"
-python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 5 else 1)' "${secs% s}" 2>/dev/null ||
-	fail "the automatic calibration took ${secs:-an unknown time} (want about 1 s)"
 date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["date"])' \
 	"$auto/edgeprof/site-costs.json")
 "$EDGEPROF" report "$tmp/auto.data" >"$tmp/auto.txt" || fail "report failed"
