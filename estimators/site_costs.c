@@ -3,6 +3,8 @@
  */
 #include "site_costs.h"
 
+#include <string.h>
+
 void site_costs__defaults(struct site_costs *c)
 {
 	c->ns[PROBE_STEPPED] = 9500.0;
@@ -12,6 +14,7 @@ void site_costs__defaults(struct site_costs *c)
 	c->ns[PROBE_PATCH] = 10.0;
 	c->ns[PROBE_PATCH_FLAGS] = 20.0;
 	c->measured = false;
+	c->date[0] = '\0';
 }
 
 double site_costs__of(const struct site_costs *c, unsigned cls)
@@ -31,4 +34,12 @@ double site_costs__best(const struct site_costs *c, const struct cfg_insn *in, b
 	}
 	*cls = in->probe_class;
 	return u;
+}
+
+bool site_costs__date_ok(const char *date)
+{
+	size_t n = strlen(date);
+
+	return n > 0 && n < sizeof(((struct site_costs *)0)->date) &&
+	       strspn(date, "0123456789-:.TZ") == n;
 }

@@ -14,6 +14,7 @@ struct site_costs {
 	/* Nanoseconds per hit, indexed by enum insn_probe_class (PROBE_NEVER is ignored). */
 	double ns[PROBE_CLASS_COUNT];
 	bool measured; /* from a calibration on this machine, not the defaults */
+	char date[32]; /* measured: when (ISO 8601 UTC, "" when unknown) */
 };
 
 /* The documented defaults, measured on the project's reference VM (kernel 6.18):
@@ -24,6 +25,10 @@ void site_costs__defaults(struct site_costs *c);
 
 /* Cost of one hit of a probe on an instruction of class CLS (enum insn_probe_class);
  * a huge value for PROBE_NEVER. */
+/* Whether DATE is a plausible date of a calibration (1 to 31 characters of digits, '-',
+ * ':', '.', 'T' and 'Z'), safe to write into JSON unescaped. */
+bool site_costs__date_ok(const char *date);
+
 double site_costs__of(const struct site_costs *c, unsigned cls);
 
 /* The cheapest way to count at instruction IN: a uprobe of its probe_class or, when BRANCH is

@@ -11,6 +11,12 @@ cd "$(dirname "$0")/.." || exit 1
 LOGDIR=build/tests/logs
 mkdir -p "$LOGDIR"
 
+# Never the user's calibration or stored rates; and `run`/`record` use the default site costs
+# instead of calibrating (placement stays deterministic; tests/bpf-calibrate.sh checks the
+# automatic calibration with a directory of its own).
+export XDG_CACHE_HOME=$PWD/build/tests/xdg-cache XDG_CONFIG_HOME=$PWD/build/tests/xdg-config
+export EDGEPROF_NO_CALIBRATE=1
+
 passed=0
 failed=0
 skipped=0

@@ -7,6 +7,12 @@
 #    calls out of the binary are costed with callgrind's mean per callee (a --cost FILE that
 #    build/tests/time_oracle derives), and every non-recursive function's relative error is
 #    listed in build/tests/sarkar-time/NAME.tsv;
+#  - every function of every program: a share of at most 100% and a standard deviation that
+#    N calls of that mean allow (at most mean x sqrt(N - 1)), never negative;
+#  - recursion (tests/programs/recursion.c: fib, a tree build and walk, is_even/is_odd, a
+#    recursive-descent parser): no mean or stddev per call for a recursive function; each
+#    call cycle's entries and time per entry (time_oracle cycles) equal callgrind's calls into
+#    the cycle from outside it and their inclusive Ir;
 #  - tests/sarkar/irreducible.c: an irreducible loop, timed through a dispatch block;
 #  - tests/sarkar/distribution.c: work()'s mean must equal, and its standard deviation be
 #    within 1% of, the per-call distribution callgrind measures (--dump-after=work), given
@@ -84,7 +90,44 @@ for spec in $PROGRAMS; do
 	else
 		bad "$name: $line; $(head -n 3 "$OUT/$name.oracle.log" | tr '\n' ' ')"
 	fi
+	# Shares and standard deviations that the counts allow.
+	if line=$(python3 - "$OUT/$name.json" "$OUT/$name.r1.json" <<'EOF'
+import json, math, sys
+bad = []
+for path in sys.argv[1:]:
+    for f in json.load(open(path))["functions"]:
+        share, sd, mean, n = f.get("share"), f.get("stddev"), f.get("mean"), f["calls"]
+        if share is not None and not 0 <= share <= 1 + 1e-9:
+            bad.append(f"{f['name']}: share {share}")
+        if sd is not None and (sd < 0 or sd > mean * math.sqrt(max(n - 1, 0)) * (1 + 1e-9)):
+            bad.append(f"{f['name']}: stddev {sd} with {n} calls of mean {mean}")
+print("; ".join(bad) if bad else "every share <= 100%, every stddev possible")
+sys.exit(1 if bad else 0)
+EOF
+	); then
+		echo "ok: $name: $line"
+	else
+		bad "$name: $line"
+	fi
 done
+
+# Recursion: call cycles timed per entry, against callgrind's calls into them.
+if [ -f "$OUT/recursion.json" ]; then
+	if line=$("$ORACLE" cycles "$OUT/recursion.json" "$(realpath "$OUT/recursion")" \
+		"$OUT/recursion.cg" 2>&1); then
+		echo "$line" | sed 's/^/  /'
+		echo "ok: recursion: every call cycle's entries and time per entry are callgrind's"
+	else
+		bad "recursion: call cycles: $line"
+	fi
+	grep -q '"not_computed":"recursive: call cycle fib -> fib"' "$OUT/recursion.json" ||
+		bad "recursion: fib's mean per call is not stated as not computed"
+	grep -q '"cycle":"is_even -> is_odd -> is_even"\|"cycle":"is_odd -> is_even -> is_odd"' \
+		"$OUT/recursion.json" || bad "recursion: no is_even/is_odd cycle"
+	"$EDGEPROF" report --time --cost insns "$OUT/recursion.data" >"$OUT/recursion.txt"
+	grep -Eq "^ +[0-9]+ +[0-9]+ +[0-9.e+]+ +[0-9.]+%  fib +fib -> fib" "$OUT/recursion.txt" ||
+		bad "recursion: the text report has no time per entry for fib ($OUT/recursion.txt)"
+fi
 
 # The irreducible program: made reducible by a dispatch block, every FCDG frequency right.
 if [ -f "$OUT/irreducible.data" ]; then

@@ -13,6 +13,14 @@
  *       worst relative error. Exit 1 when a function named after --exact, or (with
  *       --check-expected) one the report marks "exact_expected", is not exact, or when the
  *       call counts disagree.
+ *   time_oracle cycles REPORT.json OBJECT CALLGRIND-FILE...
+ *       for every call cycle of the report (its recursive functions, grouped by their
+ *       "cycle_members"): the calls into the cycle's functions from functions outside it
+ *       (its entries) and their inclusive Ir, from callgrind's call arcs, against the
+ *       report's "entries" and "entries" x "mean_per_entry" summed over the cycle (and per
+ *       function when only one has entries); that every recursive function has a share of
+ *       at most 1 and no mean or standard deviation per call; prints one line per cycle.
+ *       Exit 1 when any differs.
  *   time_oracle percall NAME CALLGRIND-FILE...
  *       for files written with --dump-after=NAME (one part per call of NAME): prints the
  *       number of calls and the mean and standard deviation of NAME's inclusive Ir per call.
@@ -60,6 +68,11 @@ struct state {
 	double pend_count;
 	int pend_fn;
 	bool pend_ob_in;
+	struct arc {
+		int from, to; /* indices into fns */
+		double count, incl;
+	} *arcs;
+	size_t narcs, caparcs;
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -216,6 +229,12 @@ static void load(struct state *s, const char *path)
 				struct cgfn *fr = &s->fns[s->cur_fn];
 
 				fr->incl_calls += ir;
+				if (s->narcs == s->caparcs) {
+					s->caparcs = s->caparcs ? 2 * s->caparcs : 256;
+					s->arcs = xrealloc(s->arcs, s->caparcs * sizeof(*s->arcs));
+				}
+				s->arcs[s->narcs++] =
+				    (struct arc){s->cur_fn, s->pend_fn, s->pend_count, ir};
 				s->fns[s->pend_fn].called += s->pend_count;
 				s->fns[s->pend_fn].incl_into += ir;
 				if (fr->in && !s->pend_ob_in) {
@@ -338,6 +357,10 @@ static int do_compare(struct state *s, json_t *rep, const char *tsv, char **exac
 		double cgm, err;
 		char flags[256] = "";
 
+		if (name && calls > 0 && json_object_get(f, "cycle")) {
+			nskip_rec++; /* recursive: no mean per call (see cycles) */
+			continue;
+		}
 		if (!name || !json_is_number(mean) || calls <= 0)
 			continue;
 		json_array_foreach(fl, k, x) rec |= !strcmp(json_string_value(x), "recursive");
@@ -438,6 +461,81 @@ static int do_compare(struct state *s, json_t *rep, const char *tsv, char **exac
 }
 
 /* Inclusive Ir of calls to NAME in each file (one call per part), mean and deviation. */
+/* Whether callgrind function FN is one of the names in the JSON array MEMBERS (in OBJECT). */
+static bool in_cycle(const struct cgfn *fn, json_t *members)
+{
+	size_t k;
+	json_t *x;
+
+	if (!fn->in)
+		return false;
+	json_array_foreach(members, k, x) if (!strcmp(json_string_value(x), fn->name)) return true;
+	return false;
+}
+
+static int do_cycles(struct state *s, json_t *rep)
+{
+	json_t *fns = json_object_get(rep, "functions"), *f, *done = json_object();
+	size_t i, ncycles = 0;
+	int bad = 0;
+
+	json_array_foreach(fns, i, f) {
+		json_t *members = json_object_get(f, "cycle_members"), *g;
+		double r_entries = 0, r_time = 0, cg_entries = 0, cg_incl = 0;
+		const char *cycle = json_string_value(json_object_get(f, "cycle"));
+		const char *only = NULL;
+		size_t j, nentry = 0;
+
+		if (!json_is_array(members) || !cycle)
+			continue;
+		if (json_is_number(json_object_get(f, "mean")) ||
+		    json_is_number(json_object_get(f, "stddev")) ||
+		    json_number_value(json_object_get(f, "share")) > 1 + 1e-9) {
+			printf("FAIL: %s: recursive, but a mean or stddev per call, or a share "
+			       "above 1\n",
+			       json_string_value(json_object_get(f, "name")));
+			bad = 1;
+		}
+		if (json_object_get(done, cycle))
+			continue;
+		json_object_set_new(done, cycle, json_true());
+		json_array_foreach(fns, j, g) {
+			json_t *e = json_object_get(g, "entries"),
+			       *m = json_object_get(g, "mean_per_entry");
+			const char *gc = json_string_value(json_object_get(g, "cycle"));
+
+			if (!gc || strcmp(gc, cycle) || !json_is_number(e) || !json_is_number(m))
+				continue;
+			r_entries += json_number_value(e);
+			r_time += json_number_value(e) * json_number_value(m);
+			if (json_number_value(e) > 0) {
+				nentry++;
+				only = json_string_value(json_object_get(g, "name"));
+			}
+		}
+		for (size_t a = 0; a < s->narcs; a++) {
+			if (!in_cycle(&s->fns[s->arcs[a].to], members) ||
+			    in_cycle(&s->fns[s->arcs[a].from], members))
+				continue;
+			cg_entries += s->arcs[a].count;
+			cg_incl += s->arcs[a].incl;
+		}
+		ncycles++;
+		printf("%s %s: %.0f entries, %.17g per entry; callgrind: %.0f entries, %.17g "
+		       "inclusive Ir per entry%s%s\n",
+		       r_entries == cg_entries && fabs(r_time - cg_incl) <= 1e-9 * cg_incl ? "ok:" :
+											   "FAIL:",
+		       cycle, r_entries, r_entries > 0 ? r_time / r_entries : 0, cg_entries,
+		       cg_entries > 0 ? cg_incl / cg_entries : 0, nentry == 1 ? "; entered at " : "",
+		       nentry == 1 ? only : "");
+		if (r_entries != cg_entries || fabs(r_time - cg_incl) > 1e-9 * cg_incl)
+			bad = 1;
+	}
+	json_decref(done);
+	printf("%zu call cycles compared\n", ncycles);
+	return bad || !ncycles;
+}
+
 static int do_percall(const char *name, int nfiles, char **files)
 {
 	double sum = 0, sumsq = 0, n = 0;
@@ -487,9 +585,10 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "percall"))
 		return do_percall(argv[2], argc - 3, argv + 3);
 
-	if (argc < 5 || (strcmp(argv[1], "ext") && strcmp(argv[1], "compare"))) {
+	if (argc < 5 || (strcmp(argv[1], "ext") && strcmp(argv[1], "compare") &&
+			 strcmp(argv[1], "cycles"))) {
 		fprintf(stderr,
-			"usage: time_oracle ext|compare REPORT.json OBJECT CALLGRIND-FILE... "
+			"usage: time_oracle ext|compare|cycles REPORT.json OBJECT CALLGRIND-FILE... "
 			"[--tsv FILE] [--exact NAME...]\n");
 		return 2;
 	}
@@ -507,6 +606,8 @@ int main(int argc, char **argv)
 			load(&s, argv[i]);
 		}
 	}
+	if (!strcmp(argv[1], "cycles"))
+		return do_cycles(&s, rep);
 	return !strcmp(argv[1], "ext") ? do_ext(&s, rep)
 				       : do_compare(&s, rep, tsv, exact, nexact, check_expected);
 }

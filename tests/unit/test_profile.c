@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <setjmp.h>
@@ -340,6 +341,72 @@ static void test_profile__round_trip(void **state)
 }
 
 /* Writing again replaces the file; the file has the documented top-level layout. */
+/* Causes (unresolved jump from the CFG, the session's notes), run.execs, run.unmapped_frames
+ * and the calibration date survive a round trip; an unknown cause is rejected. */
+static void test_profile__causes(void **state)
+{
+	struct world *w = *state;
+	struct profile_func_notes notes[3] = { { 0 }, { .refused = 2 }, { .unmatched = 5,
+									 .unmapped = 1 } };
+	uint64_t unresolved[1] = { CFG_FIXTURE_BASE + SHIFT2 + 4 };
+	struct cfg_func *nf = &w->prog.funcs[2];
+	struct profile_cause c[8];
+	struct profile p;
+	char buf[512];
+
+	nf->unresolved = unresolved;
+	nf->nunresolved = 1;
+	w->costs.measured = true;
+	snprintf(w->costs.date, sizeof(w->costs.date), "2026-11-23T19:46:38Z");
+	w->in.notes = notes;
+	w->in.unmapped_frames = 3;
+	assert_int_equal(profile__func_causes(&w->in, 2, c, 8), 3);
+	assert_int_equal(profile__write(w->path, &w->in), 0);
+	nf->unresolved = NULL;
+	nf->nunresolved = 0;
+	assert_int_equal(profile__read(w->path, &p), 0);
+	assert_int_equal(p.unmapped_frames, 3);
+	assert_true(p.costs.measured);
+	assert_string_equal(p.costs.date, "2026-11-23T19:46:38Z");
+	assert_int_equal(p.funcs[0].ncauses, 0);
+	assert_int_equal(p.funcs[1].ncauses, 1);
+	assert_int_equal(p.funcs[1].causes[0].kind, PCAUSE_REFUSED_PROBES);
+	assert_int_equal(p.funcs[1].causes[0].count, 2);
+	assert_int_equal(p.funcs[2].ncauses, 3);
+	assert_int_equal(p.funcs[2].causes[0].kind, PCAUSE_UNRESOLVED_JUMP);
+	assert_int_equal(p.funcs[2].causes[0].addr, unresolved[0]);
+	assert_int_equal(p.funcs[2].causes[1].kind, PCAUSE_UNMATCHED_INDIRECT);
+	assert_int_equal(p.funcs[2].causes[1].count, 5);
+	assert_int_equal(p.funcs[2].causes[2].kind, PCAUSE_UNMAPPED_FRAMES);
+	profile__violation_cause(p.funcs[2].causes, 1, 0, 0, 0, buf, sizeof(buf));
+	snprintf(buf + 256, 256, "unresolved indirect jump at 0x%" PRIx64, unresolved[0]);
+	assert_string_equal(buf, buf + 256);
+	profile__violation_cause(NULL, 0, 4, 1, 0, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "unwinding failed 4 times"));
+	assert_non_null(strstr(buf, "exec replaced the image 1 time"));
+	profile__violation_cause(NULL, 0, 0, 0, 0, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "no recorded cause"));
+	profile__release(&p);
+	/* An unknown cause is corrupt. */
+	{
+		FILE *f = fopen(w->path, "r");
+		char *text = calloc(1, 1 << 20), *at;
+		size_t n;
+
+		assert_non_null(f);
+		n = fread(text, 1, (1 << 20) - 1, f);
+		fclose(f);
+		at = strstr(text, "\"unresolved_jump\"");
+		assert_non_null(at);
+		memcpy(at, "\"unresolved_jumq\"", strlen("\"unresolved_jumq\""));
+		capture_begin();
+		assert_int_equal(profile__read_buffer(text, n, "t", &p), -EINVAL);
+		assert_non_null(strstr(capture_end(), "unknown inexact cause"));
+		profile__release(&p);
+		free(text);
+	}
+}
+
 static void test_profile__shape(void **state)
 {
 	struct world *w = *state;
@@ -950,6 +1017,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile__round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__shape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile__causes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__loops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__execs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profile__destinations, setup, teardown),

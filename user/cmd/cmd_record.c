@@ -54,7 +54,9 @@ static const char record_usage[] =
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
 	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
 	"(ignored by default). edgeprof never writes into the process's memory. If the process\n"
-	"execs in the window, it is counted up to the exec (the report says so).\n";
+	"execs in the window, it is counted up to the exec (the report says so). Without a\n"
+	"calibration of the probe costs ('edgeprof calibrate'), a quick one is made first\n"
+	"(about 1 s, once per machine) unless EDGEPROF_NO_CALIBRATE=1.\n";
 
 struct record_ctx {
 	struct session *s;

@@ -72,9 +72,10 @@ static void report_usage(FILE *out)
 		"  -q, --quiet    errors only on stderr\n"
 		"  -h, --help     show this help\n"
 		"\n"
-		"Addresses are ELF virtual addresses. Counts of functions listed under\n"
-		"'violations' are not exact. Exit status: 0 success, 1 bad profile, 2 bad command\n"
-		"line.\n",
+		"Addresses are ELF virtual addresses. Functions excluded, with block counts only\n"
+		"or not exact are listed with the reason and what they executed (--json:\n"
+		"\"inexact\"); counts of functions listed under 'violations' are not exact. Exit\n"
+		"status: 0 success, 1 bad profile, 2 bad command line.\n",
 		DEFAULT_TOP);
 }
 
@@ -408,10 +409,100 @@ static void print_hot_edges(FILE *out, const struct profile *p, const struct hot
 	}
 }
 
+/* Whether F belongs in the list of excluded or inexact functions: excluded, block counts
+ * only (unless every function is, by request), with a recorded cause, or violations. */
+static bool is_inexact(const struct profile *p, const struct profile_func *f)
+{
+	if (f->status == PLAN_EXCLUDED || f->ncauses || f->nviolations)
+		return true;
+	return f->status == PLAN_NAIVE && p->mode != PLACEMENT_NAIVE;
+}
+
+/* The execs whose frames of the old image could not be followed. */
+static unsigned execs_unfollowed(const struct profile *p)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->nexecs; i++)
+		n += !p->execs[i].frames;
+	return n;
+}
+
+/* Why F's violations happened, in words (see profile__violation_cause). */
+static const char *violation_cause(const struct profile *p, const struct profile_func *f,
+				   char *buf, size_t size)
+{
+	return profile__violation_cause(f->causes, f->ncauses, p->unwind_failures,
+					execs_unfollowed(p), p->unmapped_frames, buf, size);
+}
+
+/* What F executed, as far as known: its invocations, else its entry block's count, else
+ * "unknown". */
+static const char *executions(const struct profile_func *f, char *buf, size_t size)
+{
+	int64_t entry = f->entry_block < f->nblocks ? f->blocks[f->entry_block].count :
+						      COUNT_UNKNOWN;
+
+	if (f->status == PLAN_EXCLUDED)
+		snprintf(buf, size, "executions unknown (not probed)");
+	else if (f->status == PLAN_NAIVE && entry != COUNT_UNKNOWN && f->nviolations)
+		snprintf(buf, size, "entry block executed %" PRId64 " time%s (measured), %" PRId64
+			 " block executions", entry, entry == 1 ? "" : "s", f->block_total);
+	else if (f->nviolations)
+		snprintf(buf, size, "executions not known exactly (%" PRId64 " block executions "
+			 "by the propagated counts)", f->block_total);
+	else if (f->count != COUNT_UNKNOWN)
+		snprintf(buf, size, "invoked %" PRId64 " time%s, %" PRId64 " block executions",
+			 f->count, f->count == 1 ? "" : "s", f->block_total);
+	else if (entry != COUNT_UNKNOWN)
+		snprintf(buf, size, "entry block executed %" PRId64 " time%s, %" PRId64
+			 " block executions", entry, entry == 1 ? "" : "s", f->block_total);
+	else
+		snprintf(buf, size, "executions unknown");
+	return buf;
+}
+
+static void print_inexact(FILE *out, const struct profile *p)
+{
+	char a[HEXLEN], buf[1024], ex[128], one[160];
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nfuncs; i++)
+		n += is_inexact(p, &p->funcs[i]);
+	if (!n)
+		return;
+	fprintf(out, "\nExcluded, block counts only, or not exact (%zu function%s):\n", n,
+		n == 1 ? "" : "s");
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct profile_func *f = &p->funcs[i];
+		size_t len = 0;
+
+		if (!is_inexact(p, f))
+			continue;
+		buf[0] = '\0';
+		if (f->reason)
+			len += (size_t)snprintf(buf, sizeof(buf), "%s", f->reason);
+		for (uint32_t k = 0; k < f->ncauses && len < sizeof(buf); k++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "; " : "",
+						profile__cause_text(&f->causes[k], one, sizeof(one)));
+		if (f->nviolations && len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%sflow conservation fails at %" PRIu32 " block%s",
+						len ? "; " : "", f->nviolations,
+						f->nviolations == 1 ? "" : "s");
+		if (f->nviolations && !f->ncauses && len < sizeof(buf))
+			snprintf(buf + len, sizeof(buf) - len, " (%s)",
+				 violation_cause(p, f, one, sizeof(one)));
+		fprintf(out, "  %-32s %-18s %-9s %s; %s\n", f->name, jout_addr(a, f->addr),
+			f->nviolations ? "NOT exact" : profile__status_name(f->status), buf,
+			executions(f, ex, sizeof(ex)));
+	}
+}
+
 static void print_violations(FILE *out, const struct profile *p)
 {
 	size_t nfuncs = 0;
-	char a[HEXLEN];
+	char a[HEXLEN], why[1024];
 
 	for (size_t i = 0; i < p->nfuncs; i++)
 		nfuncs += p->funcs[i].nviolations != 0;
@@ -436,7 +527,7 @@ static void print_violations(FILE *out, const struct profile *p)
 		if (f->nviolations > MAX_VIOLATIONS_SHOWN)
 			fprintf(out, " and %" PRIu32 " more (see --json)",
 				f->nviolations - MAX_VIOLATIONS_SHOWN);
-		fputc('\n', out);
+		fprintf(out, "\n    cause: %s\n", violation_cause(p, f, why, sizeof(why)));
 	}
 }
 
@@ -486,15 +577,25 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 		fprintf(out, "unwinding:   %" PRIu64 " virtual edge%s, %u unwind failure%s\n",
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
 			p->unwind_failures == 1 ? "" : "s");
-	fprintf(out, "placement:   %s; site costs (%s): stepped %.0f ns, emulated %.0f ns, "
+	fprintf(out, "placement:   %s; site costs (%s%s%s): stepped %.0f ns, emulated %.0f ns, "
 		"nop5 %.0f ns\n",
 		p->mode == PLACEMENT_NAIVE ? "naive (one probe per block)" :
 					     "chords (spanning tree)",
-		p->costs.measured ? "measured" : "defaults", p->costs.ns[PROBE_STEPPED],
+		p->costs.measured ? "measured" : "defaults, not calibrated",
+		p->costs.measured && p->costs.date[0] ? " on " : "",
+		p->costs.measured ? p->costs.date : "", p->costs.ns[PROBE_STEPPED],
 		p->costs.ns[PROBE_EMULATED], p->costs.ns[PROBE_NOP5]);
 	fprintf(out, "functions:   %" PRIu32 " exact (chords), %" PRIu32
-		" with block counters (naive), %" PRIu32 " excluded\n",
-		p->nchord_funcs, p->nnaive_funcs, p->nexcluded_funcs);
+		" with block counters (naive), %" PRIu32 " excluded%s\n",
+		p->nchord_funcs, p->nnaive_funcs, p->nexcluded_funcs,
+		p->nexcluded_funcs || (p->nnaive_funcs && p->mode != PLACEMENT_NAIVE) ?
+		" (which and why: listed below)" : "");
+	if (execs_unfollowed(p))
+		fprintf(out, "exec:        the image was replaced %u time%s without its frames being "
+			"followed\n", execs_unfollowed(p), execs_unfollowed(p) == 1 ? "" : "s");
+	if (p->unmapped_frames)
+		fprintf(out, "unwinding:   %" PRIu64 " unwound frame%s outside every recovered "
+			"block\n", p->unmapped_frames, p->unmapped_frames == 1 ? " was" : "s were");
 	fprintf(out, "probes:      %zu site%s, %" PRIu64 " hit, %" PRIu64
 		" hits in total, estimated trap time %s\n",
 		p->nsites, p->nsites == 1 ? "" : "s", p->sites_hit, p->hits,
@@ -532,6 +633,7 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 			print_hot_edges(out, p, h, n, total);
 		free(h);
 	}
+	print_inexact(out, p);
 	print_violations(out, p);
 	return 0;
 }
@@ -631,10 +733,61 @@ static json_t *json_func(const struct profile *p, const struct profile_func *f)
 	return o;
 }
 
+/* The entry of "inexact" for F (NULL when out of memory). */
+static json_t *json_inexact(const struct profile *p, const struct profile_func *f)
+{
+	json_t *o = json_object(), *ca = json_array();
+	int64_t entry = f->entry_block < f->nblocks ? f->blocks[f->entry_block].count :
+						      COUNT_UNKNOWN;
+	char buf[1024];
+	bool known;
+	int err = 0;
+
+	if (!o || !ca) {
+		json_decref(o);
+		json_decref(ca);
+		return NULL;
+	}
+	jout_set(o, "name", json_string(f->name), &err);
+	jout_set(o, "addr", jout_hex(f->addr), &err);
+	jout_set(o, "status", json_string(profile__status_name(f->status)), &err);
+	jout_set(o, "reason", f->reason ? json_string(f->reason) : json_null(), &err);
+	for (uint32_t k = 0; k < f->ncauses; k++) {
+		const struct profile_cause *c = &f->causes[k];
+		json_t *co = json_object();
+
+		if (!co) {
+			err++;
+			break;
+		}
+		jout_set(co, "cause", json_string(profile__cause_name(c->kind)), &err);
+		if (c->kind == PCAUSE_UNRESOLVED_JUMP || c->kind == PCAUSE_BAD_CODE)
+			jout_set(co, "addr", jout_hex(c->addr), &err);
+		else
+			jout_set(co, "count", json_integer((json_int_t)c->count), &err);
+		jout_set(co, "text", json_string(profile__cause_text(c, buf, sizeof(buf))), &err);
+		jout_push(ca, co, &err);
+	}
+	jout_set(o, "causes", ca, &err);
+	jout_set(o, "violations", json_integer(f->nviolations), &err);
+	jout_set(o, "violation_cause", f->nviolations ?
+		 json_string(violation_cause(p, f, buf, sizeof(buf))) : json_null(), &err);
+	/* Known: measured block counts (naive), or counts of a function that conserves flow. */
+	known = f->status == PLAN_NAIVE || (f->status == PLAN_CHORDS && !f->nviolations);
+	jout_set(o, "count", known && !f->nviolations ? jcount(f->count) : json_null(), &err);
+	jout_set(o, "entry_count", known ? jcount(entry) : json_null(), &err);
+	jout_set(o, "block_execs", known ? json_integer(f->block_total) : json_null(), &err);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *json_head(const struct profile *p)
 {
 	json_t *o = json_object(), *bin = json_object(), *run = json_object(),
-	       *argv = json_array(), *pl = json_object();
+	       *argv = json_array(), *pl = json_object(), *costs = json_object();
 	int err = 0;
 
 	for (size_t i = 0; argv && i < p->argc; i++)
@@ -645,6 +798,7 @@ static json_t *json_head(const struct profile *p)
 		json_decref(run);
 		json_decref(argv);
 		json_decref(pl);
+		json_decref(costs);
 		return NULL;
 	}
 	jout_set(bin, "path", json_string(p->binary_path), &err);
@@ -656,6 +810,8 @@ static json_t *json_head(const struct profile *p)
 	jout_set(run, "signal", WIFSIGNALED(p->wait_status) ?
 		json_integer(WTERMSIG(p->wait_status)) : json_null(), &err);
 	jout_set(run, "seconds", json_real(p->seconds), &err);
+	jout_set(run, "unwind_failures", json_integer(p->unwind_failures), &err);
+	jout_set(run, "unmapped_frames", json_integer((json_int_t)p->unmapped_frames), &err);
 	if (p->nexecs) {
 		json_t *ex = json_array();
 
@@ -681,6 +837,18 @@ static json_t *json_head(const struct profile *p)
 	jout_set(pl, "chords_functions", json_integer(p->nchord_funcs), &err);
 	jout_set(pl, "naive_functions", json_integer(p->nnaive_funcs), &err);
 	jout_set(pl, "excluded_functions", json_integer(p->nexcluded_funcs), &err);
+	if (costs) {
+		jout_set(costs, "stepped", json_real(p->costs.ns[PROBE_STEPPED]), &err);
+		jout_set(costs, "emulated", json_real(p->costs.ns[PROBE_EMULATED]), &err);
+		jout_set(costs, "nop5", json_real(p->costs.ns[PROBE_NOP5]), &err);
+		jout_set(costs, "source", json_string(p->costs.measured ? "measured" : "defaults"),
+			 &err);
+		jout_set(costs, "date", p->costs.measured && p->costs.date[0] ?
+			 json_string(p->costs.date) : json_null(), &err);
+		jout_set(pl, "site_costs", costs, &err);
+	} else {
+		err++;
+	}
 	jout_set(o, "placement", pl, &err);
 	if (err) {
 		json_decref(o);
@@ -733,6 +901,22 @@ static int report_json(FILE *out, const struct profile *p)
 		json_decref(o);
 		if (ferror(out))
 			return -EIO;
+	}
+	fputs("\n],\n\"inexact\":[\n", out);
+	first = true;
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		json_t *o;
+
+		if (!is_inexact(p, &p->funcs[i]))
+			continue;
+		o = json_inexact(p, &p->funcs[i]);
+		if (!o)
+			return -ENOMEM;
+		if (!first)
+			fputs(",\n", out);
+		first = false;
+		json_dumpf(o, out, JSON_COMPACT);
+		json_decref(o);
 	}
 	fprintf(out,
 		"\n],\n\"probes\":{\"sites\":%zu,\"hits\":%" PRIu64 ",\"sites_hit\":%" PRIu64

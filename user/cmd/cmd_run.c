@@ -58,7 +58,11 @@ static const char run_usage[] =
 	"                        per thread and frame (sum and sum of squares per loop, for the\n"
 	"                        variance in 'report --time'); costs one more probe hit per\n"
 	"                        header execution and per execution of each entry block\n"
-	"  -h, --help            show this help\n";
+	"  -h, --help            show this help\n"
+	"\n"
+	"Probe sites are chosen with the probe costs measured by 'edgeprof calibrate'; without a\n"
+	"calibration for this kernel, a quick one is made first (about 1 s, once per machine)\n"
+	"unless EDGEPROF_NO_CALIBRATE=1 (then default costs are used).\n";
 
 /* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
 static int resolve_prog(const char *prog, char *out, size_t len)

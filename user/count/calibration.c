@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bpf/edgeprof.h"
+#include "user/util/clock.h"
 #include "user/util/log.h"
 #include "user/util/xdg.h"
 #include "user/count/probes.h"
@@ -307,6 +308,7 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	    (c->classes[CALIB_JCC].ns_per_hit + c->classes[CALIB_PUSH].ns_per_hit) / 2;
 	c->costs.ns[PROBE_STEPPED] = c->classes[CALIB_MOV].ns_per_hit;
 	c->costs.measured = true;
+	snprintf(c->costs.date, sizeof(c->costs.date), "%s", c->date);
 	err = 0;
 out:
 	sigaction(SIGPIPE, &old_pipe, NULL);
@@ -494,6 +496,12 @@ int calibration__load(struct site_costs *c)
 		json_decref(o);
 		return -EINVAL;
 	}
+	{
+		const char *d = json_string_value(json_object_get(o, "date"));
+
+		if (d && site_costs__date_ok(d))
+			snprintf(m.date, sizeof(m.date), "%s", d);
+	}
 	kernel = json_string_value(json_object_get(o, "kernel"));
 	if (uname(&u) == 0 && (!kernel || strcmp(kernel, u.release))) {
 		pr_warn("ignoring the calibration file '%s': made on kernel %s, this is %s; "
@@ -507,5 +515,52 @@ int calibration__load(struct site_costs *c)
 	*c = m;
 	pr_debug("probe costs from '%s': stepped %.1f ns, emulated %.1f ns, nop5 %.1f ns", path,
 		 c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED], c->ns[PROBE_NOP5]);
+	return 0;
+}
+
+int calibration__ensure(struct site_costs *c)
+{
+	const char *off = getenv(CALIBRATION_OPT_OUT_ENV);
+	struct calibration cal;
+	char path[PATH_MAX];
+	double t0;
+	int err;
+
+	calibration__load(c);
+	if (c->measured)
+		return 0;
+	if (off && *off && strcmp(off, "0")) {
+		pr_debug("%s is set: default probe costs are used", CALIBRATION_OPT_OUT_ENV);
+		return 0;
+	}
+	/* Without BPF nothing can be measured; the caller's own attempt says why. */
+	{
+		int level = log__verbosity();
+		struct probes *p;
+
+		log__set_verbosity(LOG_ERR - 1);
+		err = probes__open(&p, 2);
+		log__set_verbosity(level);
+		if (err)
+			return 0;
+		probes__close(p);
+	}
+	pr_info("no calibration for this machine: measuring probe costs once (about 1 s; "
+		"'edgeprof calibrate' measures them more precisely, %s=1 skips this)",
+		CALIBRATION_OPT_OUT_ENV);
+	t0 = now_seconds();
+	err = calibration__run(&cal, CALIBRATION_QUICK_ITERATIONS, CALIBRATION_QUICK_REPEAT);
+	if (!err)
+		err = calibration__save(&cal, path, sizeof(path));
+	if (err) {
+		pr_warn("the probe costs could not be measured: default costs are used");
+		site_costs__defaults(c);
+		return err;
+	}
+	*c = cal.costs;
+	pr_info("probe costs measured in %.2f s (stepped %.0f ns, emulated %.0f ns, nop5 %.0f ns), "
+		"stored in '%s'",
+		now_seconds() - t0, c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED],
+		c->ns[PROBE_NOP5], path);
 	return 0;
 }

@@ -49,6 +49,12 @@ struct calibration {
 
 #define CALIBRATION_DEFAULT_ITERATIONS 200000
 #define CALIBRATION_DEFAULT_REPEAT 5
+/* The quick calibration `run` and `record` make when there is none (about 1 s here). */
+#define CALIBRATION_QUICK_ITERATIONS 5000
+#define CALIBRATION_QUICK_REPEAT 2
+/* Set (to anything but "" or "0"), `run` and `record` use the default costs when there is
+ * no calibration instead of measuring them (deterministic placement, e.g. in tests). */
+#define CALIBRATION_OPT_OUT_ENV "EDGEPROF_NO_CALIBRATE"
 /* json_dumpf flags of the file and of --json: indented, costs as 535.4, not 535.39999. */
 #define CALIBRATION_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(12))
 
@@ -87,5 +93,12 @@ int calibration__save(const struct calibration *c, char *path, size_t len);
  * (C->measured is then true). Prints nothing when the file is absent, a warning when it is
  * invalid or stale. Returns 0 (defaults or measured), or -EINVAL when the file was ignored. */
 int calibration__load(struct site_costs *c);
+
+/* The site costs for `run` and `record`: the calibration file's (calibration__load); when
+ * there is no valid one for this kernel, a quick calibration (CALIBRATION_QUICK_*) is made
+ * and stored, unless CALIBRATION_OPT_OUT_ENV is set. Fills C (defaults when nothing could be
+ * measured). Returns 0, or a negative errno when measuring failed (warned; C holds the
+ * defaults then). */
+int calibration__ensure(struct site_costs *c);
 
 #endif

@@ -245,6 +245,9 @@ static void write_header(struct writer *w)
 		jout_set(run, "threads", json_integer(in->nthreads), &err);
 		jout_set(run, "unwind_failures", json_integer(in->unwind_failures), &err);
 		jout_set(run, "virtual_edges", json_integer((json_int_t)in->nvirtual), &err);
+		if (in->unmapped_frames)
+			jout_set(run, "unmapped_frames",
+				 json_integer((json_int_t)in->unmapped_frames), &err);
 		if (in->mode && !strcmp(in->mode, "attach")) {
 			jout_set(run, "mode", json_string("attach"), &err);
 			jout_set(run, "pid", json_integer(in->pid), &err);
@@ -299,9 +302,12 @@ static void write_placement(struct writer *w)
 	fprintf(w->out, ",\n\"placement\":{\"mode\":\"%s\",\"costs\":{",
 		pl->mode == PLACEMENT_NAIVE ? "naive" : "chords");
 	fprintf(w->out,
-		"\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"patch\":%.17g,\"patch_flags\":%.17g,\"measured\":%s},",
+		"\"stepped\":%.17g,\"emulated\":%.17g,\"nop5\":%.17g,\"patch\":%.17g,\"patch_flags\":%.17g,\"measured\":%s",
 		c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED], c->ns[PROBE_NOP5],
 		c->ns[PROBE_PATCH], c->ns[PROBE_PATCH_FLAGS], c->measured ? "true" : "false");
+	if (c->measured && site_costs__date_ok(c->date))
+		fprintf(w->out, ",\"date\":\"%s\"", c->date);
+	fputs("},", w->out);
 	fprintf(w->out, "\"est_cost_ns\":%.17g,\n\"sites\":[",
 		isfinite(pl->est_cost) ? pl->est_cost : 0.0);
 	for (size_t s = 0; s < pl->nsites && !ferror(w->out); s++) {
@@ -409,6 +415,150 @@ static void loops_json(json_t *o, const struct profile_input *in, size_t i, int 
 		jout_set(o, "loops", la, err);
 }
 
+static const char *const cause_names[PCAUSE_COUNT] = {
+	[PCAUSE_UNRESOLVED_JUMP] = "unresolved_jump",
+	[PCAUSE_BAD_CODE] = "bad_code",
+	[PCAUSE_REFUSED_PROBES] = "refused_probes",
+	[PCAUSE_UNMATCHED_INDIRECT] = "unmatched_indirect",
+	[PCAUSE_UNMAPPED_FRAMES] = "unmapped_frames",
+};
+
+const char *profile__cause_name(unsigned kind)
+{
+	return kind < PCAUSE_COUNT ? cause_names[kind] : NULL;
+}
+
+/* Whether causes of KIND have an address (else a count). */
+static bool cause_has_addr(unsigned kind)
+{
+	return kind == PCAUSE_UNRESOLVED_JUMP || kind == PCAUSE_BAD_CODE;
+}
+
+size_t profile__func_causes(const struct profile_input *in, size_t i, struct profile_cause *out,
+			    size_t max)
+{
+	const struct cfg_func *f = &in->prog->funcs[i];
+	const struct profile_func_notes *x = in->notes ? &in->notes[i] : NULL;
+	size_t n = 0;
+
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		if (n < max)                                                                       \
+			out[n] = (struct profile_cause){ __VA_ARGS__ };                            \
+		n++;                                                                               \
+	} while (0)
+	for (uint32_t k = 0; k < f->nunresolved; k++)
+		ADD(.kind = PCAUSE_UNRESOLVED_JUMP, .addr = f->unresolved[k]);
+	if (f->flags & CFG_FUNC_BAD_CODE)
+		ADD(.kind = PCAUSE_BAD_CODE, .addr = f->bad_addr);
+	if (x && x->refused)
+		ADD(.kind = PCAUSE_REFUSED_PROBES, .count = x->refused);
+	if (x && x->unmatched)
+		ADD(.kind = PCAUSE_UNMATCHED_INDIRECT, .count = x->unmatched);
+	if (x && x->unmapped)
+		ADD(.kind = PCAUSE_UNMAPPED_FRAMES, .count = x->unmapped);
+#undef ADD
+	return n;
+}
+
+const char *profile__cause_text(const struct profile_cause *c, char *buf, size_t size)
+{
+	switch (c->kind) {
+	case PCAUSE_UNRESOLVED_JUMP:
+		snprintf(buf, size, "unresolved indirect jump at 0x%" PRIx64, c->addr);
+		break;
+	case PCAUSE_BAD_CODE:
+		snprintf(buf, size, "undecodable code at 0x%" PRIx64, c->addr);
+		break;
+	case PCAUSE_REFUSED_PROBES:
+		snprintf(buf, size, "the kernel refused probes on %" PRIu64 " instruction%s",
+			 c->count, c->count == 1 ? "" : "s");
+		break;
+	case PCAUSE_UNMATCHED_INDIRECT:
+		snprintf(buf, size, "%" PRIu64 " indirect jump%s went to a target that is no edge",
+			 c->count, c->count == 1 ? "" : "s");
+		break;
+	case PCAUSE_UNMAPPED_FRAMES:
+		snprintf(buf, size, "%" PRIu64 " unwound frame%s outside its recovered blocks",
+			 c->count, c->count == 1 ? " was" : "s were");
+		break;
+	default:
+		snprintf(buf, size, "unknown cause");
+	}
+	return buf;
+}
+
+const char *profile__violation_cause(const struct profile_cause *c, size_t n,
+				     unsigned unwind_failures, unsigned nexecs, uint64_t unmapped,
+				     char *buf, size_t size)
+{
+	size_t len = 0;
+	char one[160];
+
+#define PUT(...)                                                                                   \
+	do {                                                                                       \
+		int w_ = snprintf(buf + len, size - len, __VA_ARGS__);                             \
+		len = w_ < 0 ? len : len + (size_t)w_ < size ? len + (size_t)w_ : size - 1;        \
+	} while (0)
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (size_t k = 0; k < n; k++)
+		PUT("%s%s", k ? "; " : "", profile__cause_text(&c[k], one, sizeof(one)));
+	if (n)
+		return buf;
+	if (unwind_failures)
+		PUT("%sunwinding failed %u time%s in the run", len ? "; " : "", unwind_failures,
+		    unwind_failures == 1 ? "" : "s");
+	if (nexecs)
+		PUT("%sexec replaced the image %u time%s (frames of the old image were left "
+		    "without events)", len ? "; " : "", nexecs, nexecs == 1 ? "" : "s");
+	if (unmapped)
+		PUT("%s%" PRIu64 " unwound frame%s outside every recovered block", len ? "; " : "",
+		    unmapped, unmapped == 1 ? " was" : "s were");
+	if (!len)
+		PUT("no recorded cause: control left or entered the function where its CFG has no "
+		    "edge (e.g. a call assumed to return that did not, or a jump the CFG missed)");
+#undef PUT
+	return buf;
+}
+
+/* Adds "inexact" to O when function I has causes; counts failures in *ERR. */
+static void causes_json(json_t *o, const struct profile_input *in, size_t i, int *err)
+{
+	size_t n = profile__func_causes(in, i, NULL, 0);
+	struct profile_cause *c;
+	json_t *a;
+
+	if (!n)
+		return;
+	c = calloc(n, sizeof(*c));
+	a = json_array();
+	if (!c || !a) {
+		free(c);
+		json_decref(a);
+		(*err)++;
+		return;
+	}
+	profile__func_causes(in, i, c, n);
+	for (size_t k = 0; k < n; k++) {
+		json_t *co = json_object();
+
+		if (!co) {
+			(*err)++;
+			break;
+		}
+		jout_set(co, "cause", json_string(cause_names[c[k].kind]), err);
+		if (cause_has_addr(c[k].kind))
+			jout_set(co, "addr", jout_hex(c[k].addr), err);
+		else
+			jout_set(co, "count", json_integer((json_int_t)c[k].count), err);
+		jout_push(a, co, err);
+	}
+	free(c);
+	jout_set(o, "inexact", a, err);
+}
+
 /* The JSON object of function I (NULL on allocation failure). */
 static json_t *func_json(struct writer *w, size_t i)
 {
@@ -507,6 +657,7 @@ static json_t *func_json(struct writer *w, size_t i)
 	jout_set(o, "violations", viol, &err);
 	if (!excluded && in->nloops)
 		loops_json(o, in, i, &err);
+	causes_json(o, in, i, &err);
 	if (err) {
 		json_decref(o);
 		return NULL;
@@ -1138,6 +1289,8 @@ static int read_run(struct reader *r, json_t *root)
 		return err;
 	p->unwind_failures = (unsigned)v;
 	err = get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
+	if (!err && json_object_get(run, "unmapped_frames"))
+		err = get_uint(r, run, "unmapped_frames", INT64_MAX, "run", &p->unmapped_frames);
 	if (!err)
 		err = read_run_mode(r, run);
 	if (!err)
@@ -1332,6 +1485,47 @@ static int read_loops(struct reader *r, struct profile_func *f, json_t *a, const
 	return 0;
 }
 
+/* Reads a function's optional "inexact" (A, NULL when absent). */
+static int read_causes(struct reader *r, struct profile_func *f, json_t *a, const char *where)
+{
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return rfail(r, "%s: \"inexact\" is not an array", where);
+	if (json_array_size(a) > PROFILE_MAX_ITEMS)
+		return rfail(r, "%s: too many inexact causes", where);
+	f->ncauses = (uint32_t)json_array_size(a);
+	f->causes = calloc(f->ncauses ? f->ncauses : 1, sizeof(*f->causes));
+	if (!f->causes)
+		return rnomem(r);
+	for (uint32_t k = 0; k < f->ncauses; k++) {
+		json_t *co = json_array_get(a, k);
+		struct profile_cause *c = &f->causes[k];
+		const char *name;
+		unsigned kind;
+		int err;
+
+		if (!json_is_object(co))
+			return rfail(r, "%s: an inexact cause is not an object", where);
+		err = get_str(r, co, "cause", where, &name);
+		if (err)
+			return err;
+		for (kind = 0; kind < PCAUSE_COUNT; kind++)
+			if (!strcmp(name, cause_names[kind]))
+				break;
+		if (kind == PCAUSE_COUNT)
+			return rfail(r, "%s: unknown inexact cause \"%.40s\"", where, name);
+		c->kind = (uint8_t)kind;
+		if (cause_has_addr(kind))
+			err = get_addr(r, co, "addr", where, &c->addr);
+		else
+			err = get_uint(r, co, "count", INT64_MAX, where, &c->count);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int read_func(struct reader *r, json_t *o, size_t i, struct profile_func *f)
 {
 	char where[160];
@@ -1447,6 +1641,8 @@ static int read_func(struct reader *r, json_t *o, size_t i, struct profile_func 
 		}
 	}
 	err = read_loops(r, f, json_object_get(o, "loops"), where);
+	if (!err)
+		err = read_causes(r, f, json_object_get(o, "inexact"), where);
 	if (err)
 		return err;
 	if (__builtin_add_overflow(r->p->nviolations, f->nviolations, &r->p->nviolations))
@@ -1538,6 +1734,13 @@ static int read_costs(struct reader *r, json_t *pl)
 		err = get_num(r, c, "patch_flags", "placement costs", &p->costs.ns[PROBE_PATCH_FLAGS]);
 	if (!err)
 		err = get_bool(r, c, "measured", "placement costs", &p->costs.measured);
+	if (!err && json_object_get(c, "date")) {
+		const char *d = json_string_value(json_object_get(c, "date"));
+
+		if (!d || !site_costs__date_ok(d))
+			return rfail(r, "placement costs: \"date\" is not an ISO 8601 date");
+		snprintf(p->costs.date, sizeof(p->costs.date), "%s", d);
+	}
 	return err;
 }
 
@@ -1960,6 +2163,7 @@ void profile__release(struct profile *p)
 		free(f->violations);
 		free(f->virt);
 		free(f->loops);
+		free(f->causes);
 	}
 	free(p->funcs);
 	free(p->by_addr);

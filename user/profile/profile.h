@@ -16,6 +16,7 @@
  *           "seconds": NUM, "processes": INT, "threads": INT,
  *           "analysis_s": NUM,      (CFG recovery and placement, all objects; optional)
  *           "unwind_failures": INT, "virtual_edges": INT,
+ *           "unmapped_frames": INT,                               (optional, 0)
  *           "mode": "run" | "attach",                             (optional, "run")
  *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM, (with "attach")
  *           "execs": [{"pid": INT, "main": BOOL, "at_s": NUM,       (optional)
@@ -47,7 +48,9 @@
  *                "measured": BOOL}...],
  *     "violations": [ADDR | "exit"...],
  *     "loops": [{"header": ADDR, "entries": INT, "sum": INT,       (optional, --loop-stats)
- *                "sumsq": INT | NUM}...]
+ *                "sumsq": INT | NUM}...],
+ *     "inexact": [{"cause": CAUSE, "addr": ADDR, "count": INT}...]  (optional; addr or
+ *                                                                   count as the cause has)
  *   }...],
  *   "probes": {"sites": INT, "hits": INT, "sites_hit": INT, "est_trap_ns": NUM,
  *              "naive_hits": INT},
@@ -78,6 +81,13 @@
  * the exec were followed (left without returning, as at exit). The counts of such a process
  * cover its image before the exec: it is not counted after it, nor are the processes it
  * creates after it.
+ * "inexact" lists what makes a function's counts not exact, or made it excluded or block
+ * counts only, as far as the run knows: CAUSE "unresolved_jump" (an indirect jump at "addr"
+ * the CFG could not resolve), "bad_code" (undecodable code at "addr"), "refused_probes"
+ * ("count" instructions the kernel would not probe), "unmatched_indirect" ("count" jumps of
+ * a resolved jump table to a target that is no edge), "unmapped_frames" ("count" unwound
+ * frames inside the function's symbol but outside its recovered blocks). "unmapped_frames"
+ * counts every unwound frame outside the recovered blocks.
  *
  * "loops" (a run with --loop-stats) holds the measured trip-count moments of the function's
  * natural loops whose header is the block at "header": "entries" loop entries, "sum" the sum
@@ -164,6 +174,32 @@ struct profile_input {
 	const struct profile_loop_summary *loop_summary; /* NULL: no "loop_stats" key */
 	const struct profile_exec *execs;    /* images replaced by an exec, may be NULL */
 	size_t nexecs;
+	const struct profile_func_notes *notes; /* indexed like prog->funcs; may be NULL */
+	uint64_t unmapped_frames;            /* unwound frames outside every recovered block */
+};
+
+/* What makes a function's counts not exact (see "inexact" above). */
+enum profile_cause_kind {
+	PCAUSE_UNRESOLVED_JUMP = 0, /* addr */
+	PCAUSE_BAD_CODE,	    /* addr */
+	PCAUSE_REFUSED_PROBES,	    /* count */
+	PCAUSE_UNMATCHED_INDIRECT,  /* count */
+	PCAUSE_UNMAPPED_FRAMES,	    /* count */
+	PCAUSE_COUNT,
+};
+
+struct profile_cause {
+	uint8_t kind;	/* enum profile_cause_kind */
+	uint64_t addr;	/* ELF vaddr, 0 when the kind has none */
+	uint64_t count; /* 0 when the kind has none */
+};
+
+/* What the session knows about one function beyond its CFG and plan (profile_input.notes),
+ * all 0 when nothing happened. */
+struct profile_func_notes {
+	uint32_t refused;   /* instructions the kernel refused to probe */
+	uint64_t unmatched; /* indirect jumps to a target that is no edge */
+	uint64_t unmapped;  /* unwound frames in its symbol, outside its blocks */
 };
 
 struct profile_block {
@@ -218,6 +254,8 @@ struct profile_func {
 	int64_t block_total;  /* sum of the known block counts */
 	struct profile_loop *loops; /* measured trip-count moments (--loop-stats), or NULL */
 	uint32_t nloops;
+	struct profile_cause *causes; /* "inexact", or NULL */
+	uint32_t ncauses;
 };
 
 struct profile_site {
@@ -248,6 +286,7 @@ struct profile {
 	double seconds;
 	unsigned nprocesses, nthreads, unwind_failures;
 	uint64_t nvirtual;
+	uint64_t unmapped_frames; /* run.unmapped_frames */
 	bool attached;         /* recorded by attaching to a running process (mode "attach") */
 	int pid;               /* then: that process */
 	double held_attach, held_detach; /* seconds it was stopped at attach and at detach */
@@ -327,6 +366,27 @@ static inline const char *profile__file(const struct profile *p, uint32_t file)
  * when out of memory. Shared by the profile writer and `report --json`. */
 json_t *profile__virtual_json(json_t *from, json_t *to, uint64_t count, uint64_t stopped_at,
 			      uint64_t resumed_at);
+
+/* The causes of function I of IN (see "inexact"): its unresolved jumps, undecodable code,
+ * and IN's notes on it, into OUT (room for MAX). Returns how many there are (those beyond
+ * MAX are not stored). */
+size_t profile__func_causes(const struct profile_input *in, size_t i, struct profile_cause *out,
+			    size_t max);
+
+/* "unresolved_jump", "bad_code", ... (see "inexact"), or NULL. */
+const char *profile__cause_name(unsigned kind);
+
+/* Cause C in words ("unresolved indirect jump at 0x36b5", "3 frames could not be mapped to a
+ * block") into BUF of SIZE bytes; returns BUF. */
+const char *profile__cause_text(const struct profile_cause *c, char *buf, size_t size);
+
+/* Why a function with violations is not exact, in words, into BUF of SIZE bytes: its causes
+ * C[0..N) if any; else, of the run, unwinding failures (UNWIND_FAILURES), execs (NEXECS),
+ * unwound frames outside every block (UNMAPPED); else what is left (a path the CFG misses).
+ * Returns BUF. */
+const char *profile__violation_cause(const struct profile_cause *c, size_t n,
+				     unsigned unwind_failures, unsigned nexecs, uint64_t unmapped,
+				     char *buf, size_t size);
 
 /* "chords", "naive" or "excluded". */
 const char *profile__status_name(unsigned status);

@@ -63,6 +63,11 @@ struct ftime {
 	int64_t *ecount, *bcount;
 	struct loop_moments *mom;
 	double calls, mean, var, self;
+	double entries;	 /* recursive: calls from outside its call cycle (its SCC) */
+	double ext_time; /* all calls x the cost of its calls out of the binary */
+	char *cycle;	 /* recursive: the call cycle in words ("fib -> fib") */
+	uint32_t scc;	 /* recursive: the index of its component's root (members share it) */
+	bool var_capped; /* VAR lowered to the most that CALLS calls of mean MEAN allow */
 	uint64_t dyn_indirect, dyn_external, dyn_unprofiled, dyn_recursive; /* calls made */
 	uint64_t dyn_rep;	/* rep-prefixed string instructions executed */
 	bool exact_expected;	/* see exactness() */
@@ -256,6 +261,7 @@ static void ftime__release(struct ftime *t)
 	free(t->bcount);
 	free(t->mom);
 	free(t->callees);
+	free(t->cycle);
 }
 
 /* Index into ctx->ft of the profiled function at ADDR, or -1. */
@@ -402,6 +408,7 @@ static void callee_cost(struct ctx *c, struct ftime *t, const struct cfg_call *k
 		if (!ext_lookup(&c->cs, k->name, mean))
 			*mean = c->cs.ext_default;
 		t->dyn_external += (uint64_t)n;
+		t->ext_time += n * *mean;
 		return;
 	}
 	if (!k->target || k->external) {
@@ -451,6 +458,7 @@ static int ftime__evaluate(struct ctx *c, struct ftime *t)
 		goto out;
 	}
 	t->dyn_external = t->dyn_indirect = t->dyn_unprofiled = t->dyn_recursive = 0;
+	t->ext_time = 0;
 	for (i = 0; i < cf->ncalls; i++) {
 		const struct cfg_call *k = &cf->calls[i];
 		double m, v;
@@ -654,11 +662,216 @@ static void exactness(struct ctx *c, struct ftime *t)
 	free(k);
 }
 
+#define MAX_SCC_DIRECT 2000 /* larger recursive components: iterated, not solved */
+
+/* Dynamic calls T makes to function J (direct and tail calls). */
+static double calls_to(const struct ctx *c, const struct ftime *t, long j)
+{
+	const struct cfg_func *cf = t->cf;
+	double n = 0;
+
+	for (uint32_t i = 0; i < cf->ncalls; i++)
+		if (!cf->calls[i].tail && cf->calls[i].target && !cf->calls[i].external &&
+		    t->bcount[cf->calls[i].block] > 0 && func_index(c, cf->calls[i].target) == j)
+			n += (double)t->bcount[cf->calls[i].block];
+	for (uint32_t e = 0; e < cf->nedges; e++)
+		if (cf->edges[e].kind == EDGE_TAIL_CALL && cf->edges[e].target &&
+		    t->ecount[e] > 0 && func_index(c, cf->edges[e].target) == j)
+			n += (double)t->ecount[e];
+	return n;
+}
+
+/* Solves A X = B in place (A is N x N, row-major; B becomes X) by Gaussian elimination with
+ * partial pivoting. Returns 0, or -1 when A is singular. */
+static int solve_dense(double *a, double *b, uint32_t n)
+{
+	for (uint32_t col = 0; col < n; col++) {
+		uint32_t piv = col;
+
+		for (uint32_t r = col + 1; r < n; r++)
+			if (fabs(a[(size_t)r * n + col]) > fabs(a[(size_t)piv * n + col]))
+				piv = r;
+		if (fabs(a[(size_t)piv * n + col]) < 1e-12)
+			return -1;
+		if (piv != col) {
+			for (uint32_t k = 0; k < n; k++) {
+				double x = a[(size_t)col * n + k];
+
+				a[(size_t)col * n + k] = a[(size_t)piv * n + k];
+				a[(size_t)piv * n + k] = x;
+			}
+			double x = b[col];
+
+			b[col] = b[piv];
+			b[piv] = x;
+		}
+		for (uint32_t r = col + 1; r < n; r++) {
+			double f = a[(size_t)r * n + col] / a[(size_t)col * n + col];
+
+			if (f == 0)
+				continue;
+			for (uint32_t k = col; k < n; k++)
+				a[(size_t)r * n + k] -= f * a[(size_t)col * n + k];
+			b[r] -= f * b[col];
+		}
+	}
+	for (uint32_t r = n; r-- > 0;) {
+		double x = b[r];
+
+		for (uint32_t k = r + 1; k < n; k++)
+			x -= a[(size_t)r * n + k] * b[k];
+		b[r] = x / a[(size_t)r * n + r];
+	}
+	return 0;
+}
+
+/*
+ * The means of a recursive component MEMBERS[0..M) as a linear system (the way Sarkar treats
+ * a call: its cost is the callee's mean), from the measured call counts: each member's mean is
+ * its own time S (callees outside the component at their means) plus, for each member g it
+ * calls, (its calls to g / its calls) x g's mean: (I - R) X = S. Solved directly (no iteration
+ * that a deep recursion slows to a crawl). Its entries (calls from outside the component)
+ * times X add up to the component's whole time, so X is the time per entry into the cycle:
+ * exact for a member that is the component's only entry, a model value otherwise. Sets each
+ * member's mean to X and its entries. Returns 0, 1 when the system cannot be solved (the
+ * caller iterates instead), or -ENOMEM.
+ */
+static int solve_recursive(struct ctx *c, const uint32_t *members, uint32_t m)
+{
+	double *a = NULL, *x = NULL;
+	long *pos = NULL;
+	uint32_t n = 0;
+	int ret = -ENOMEM;
+
+	if (m > MAX_SCC_DIRECT)
+		return 1;
+	a = calloc((size_t)m * m + 1, sizeof(*a));
+	x = calloc(m + 1, sizeof(*x));
+	pos = malloc((c->n + 1) * sizeof(*pos));
+	if (!a || !x || !pos)
+		goto out;
+	for (size_t i = 0; i < c->n; i++)
+		pos[i] = -1;
+	for (uint32_t k = 0; k < m; k++)
+		if (!c->ft[members[k]].skip)
+			pos[members[k]] = n++;
+	/* S: every member's mean with the component's means at 0 (not computed yet). */
+	for (uint32_t k = 0; k < m; k++) {
+		struct ftime *t = &c->ft[members[k]];
+
+		if (t->skip)
+			continue;
+		ret = ftime__evaluate(c, t);
+		if (ret)
+			goto out;
+		x[pos[members[k]]] = t->mean;
+		t->entries = t->calls;
+	}
+	for (uint32_t k = 0; k < m; k++) {
+		struct ftime *t = &c->ft[members[k]];
+		long r = pos[members[k]];
+
+		if (r < 0)
+			continue;
+		a[(size_t)r * n + r] += 1;
+		for (uint32_t j = 0; j < m; j++) {
+			long col = pos[members[j]];
+			double calls;
+
+			if (col < 0)
+				continue;
+			calls = calls_to(c, t, members[j]);
+			c->ft[members[j]].entries -= calls;
+			if (t->calls > 0)
+				a[(size_t)r * n + col] -= calls / t->calls;
+		}
+	}
+	ret = 1;
+	if (solve_dense(a, x, n))
+		goto out;
+	for (uint32_t k = 0; k < m; k++) {
+		struct ftime *t = &c->ft[members[k]];
+
+		if (pos[members[k]] < 0)
+			continue;
+		if (!isfinite(x[pos[members[k]]]) || x[pos[members[k]]] < 0)
+			goto out;
+		t->mean = x[pos[members[k]]];
+		t->computed = true;
+		if (t->entries < 0)
+			t->entries = 0;
+	}
+	/* Once more with the solution, for everything else (and as a check). */
+	for (uint32_t k = 0; k < m; k++) {
+		struct ftime *t = &c->ft[members[k]];
+		double want = t->mean;
+
+		if (t->skip)
+			continue;
+		ret = ftime__evaluate(c, t);
+		if (ret)
+			goto out;
+		if (fabs(t->mean - want) > 1e-6 * (fabs(want) + 1))
+			t->approx = "recursive: the call counts and the block counts disagree";
+	}
+	ret = 0;
+out:
+	free(a);
+	free(x);
+	free(pos);
+	return ret;
+}
+
+/* The call cycle of the recursive component MEMBERS[0..M) in words, malloc'd (NULL when out
+ * of memory): "f -> f", "f -> g -> f", or "N functions: f, g, h, ...". */
+static char *cycle_text(const struct ctx *c, const uint32_t *members, uint32_t m)
+{
+	char buf[512];
+	size_t len = 0;
+
+	if (m == 1) {
+		snprintf(buf, sizeof(buf), "%s -> %s", c->ft[members[0]].pf->name,
+			 c->ft[members[0]].pf->name);
+	} else if (m == 2) {
+		snprintf(buf, sizeof(buf), "%s -> %s -> %s", c->ft[members[1]].pf->name,
+			 c->ft[members[0]].pf->name, c->ft[members[1]].pf->name);
+	} else {
+		len = (size_t)snprintf(buf, sizeof(buf), "%u functions:", m);
+		for (uint32_t k = m; k-- > 0 && len < sizeof(buf);) {
+			if (m - k > 6) {
+				snprintf(buf + len, sizeof(buf) - len, ", ...");
+				break;
+			}
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s",
+						k == m - 1 ? "" : ",", c->ft[members[k]].pf->name);
+		}
+	}
+	return strdup(buf);
+}
+
+/* VAR of T as a variance of its CALLS calls: never negative, and at most what calls of this
+ * mean allow (one call taking all of their time: MEAN^2 (CALLS - 1)); flagged when lowered. */
+static void cap_variance(struct ftime *t)
+{
+	double most;
+
+	if (isnan(t->var))
+		return;
+	most = t->mean * t->mean * (t->calls > 1 ? t->calls - 1 : 0);
+	if (t->var < 0) {
+		t->var_capped = t->var < -1e-9 * (t->mean * t->mean + 1);
+		t->var = 0;
+	} else if (t->var > most * (1 + 1e-12)) {
+		t->var = most;
+		t->var_capped = true;
+	}
+}
+
 /* Computes the strongly connected component rooted at V once all its callees are done. */
 static int solve_scc(struct ctx *c, uint32_t v)
 {
 	uint32_t *members, m = 0, round;
-	bool self_call = false;
+	bool self_call = false, solved = false;
 	int ret = 0;
 
 	members = malloc((c->sp + 1) * sizeof(*members));
@@ -678,8 +891,22 @@ static int solve_scc(struct ctx *c, uint32_t v)
 		c->ft[members[k]].mean = 0;
 		c->ft[members[k]].var = 0;
 	}
-	/* Non-recursive: one evaluation. Recursive: iterate the means (a linear system). */
-	for (round = 0; round < (m > 1 || self_call ? MAX_SCC_ROUNDS : 1); round++) {
+	/* Recursive: the means as a linear system of the call counts. */
+	if (m > 1 || self_call) {
+		ret = solve_recursive(c, members, m);
+		if (ret < 0)
+			goto out;
+		solved = ret == 0;
+		for (uint32_t k = 0; k < m; k++) {
+			c->ft[members[k]].cycle = cycle_text(c, members, m);
+			c->ft[members[k]].scc = v;
+			if (!solved)
+				c->ft[members[k]].entries = NAN; /* not known: no share */
+		}
+	}
+	/* Non-recursive: one evaluation. Recursive, when the system could not be solved:
+	 * iterate the means. */
+	for (round = 0; !solved && round < (m > 1 || self_call ? MAX_SCC_ROUNDS : 1); round++) {
 		double change = 0;
 
 		for (uint32_t k = 0; k < m; k++) {
@@ -701,12 +928,15 @@ static int solve_scc(struct ctx *c, uint32_t v)
 	if (round == MAX_SCC_ROUNDS)
 		for (uint32_t k = 0; k < m; k++)
 			c->ft[members[k]].approx = "recursive: the means did not converge";
+	ret = 0;
 	/* The variance of a recursive function would need the distribution of the recursion
 	 * depth, which Sarkar does not model (and the iteration of the means does not give):
 	 * not computed; its callers take it as 0. */
 	if (m > 1 || self_call)
 		for (uint32_t k = 0; k < m; k++)
 			c->ft[members[k]].var = NAN;
+	for (uint32_t k = 0; k < m; k++)
+		cap_variance(&c->ft[members[k]]);
 	for (uint32_t k = 0; k < m; k++) {
 		c->ft[members[k]].onstack = false;
 		c->ft[members[k]].done = true;
@@ -905,13 +1135,22 @@ static double cv_of(double mean, double var)
 	return mean > 0 && !isnan(var) ? sqrt(var > 0 ? var : 0) / mean : NAN;
 }
 
+/* The time T accounts for in the program's: its calls x its mean, or for a recursive
+ * function its entries into the call cycle x its time per entry (NAN when not known). */
+static double func_time(const struct ftime *t)
+{
+	if (t->recursive)
+		return t->entries * t->mean;
+	return t->calls * t->mean;
+}
+
 static double total_time(const struct ctx *c)
 {
 	double total = 0;
 
 	for (size_t i = 0; i < c->n; i++)
 		if (c->ft[i].computed)
-			total += c->ft[i].calls * c->ft[i].self;
+			total += c->ft[i].calls * c->ft[i].self + c->ft[i].ext_time;
 	return total;
 }
 
@@ -968,7 +1207,7 @@ static void print_text(FILE *out, struct ctx *c)
 	const struct profile *p = c->p;
 	double total = total_time(c);
 	struct rank *rk = calloc(c->n + 1, sizeof(*rk));
-	size_t nr = 0, shown, nloops = 0;
+	size_t nr = 0, shown, nloops = 0, nrec_shown = 0;
 	uint32_t nirr = 0, nrec = 0, nskip = 0, nappr = 0, ntimed = 0, nmis = 0, nfcdg = 0;
 	uint32_t ndisp = 0;
 	struct totals tt;
@@ -995,7 +1234,8 @@ static void print_text(FILE *out, struct ctx *c)
 		ndisp += t->ndispatch != 0;
 		nmis += t->freq_mismatch != 0;
 		if (t->calls > 0)
-			rk[nr++] = (struct rank){.i = i, .v = t->calls * t->mean};
+			rk[nr++] =
+			    (struct rank){.i = i, .v = isnan(func_time(t)) ? 0 : func_time(t)};
 	}
 	qsort(rk, nr, sizeof(*rk), cmp_rank);
 	fprintf(out, "binary:        %s (build-id %s)\n", p->binary_path,
@@ -1031,7 +1271,8 @@ static void print_text(FILE *out, struct ctx *c)
 			p->loop_stats.hits, p->loop_stats.est_trap_ns / 1e9, p->est_trap_ns / 1e9);
 	fprintf(out,
 		"functions:     %u timed (%u mean only: irreducible or no exit, %u "
-		"recursive: mean by fixed point, %u approximate counts), %u skipped\n",
+		"recursive: time per entry of their call cycle, %u approximate counts), "
+		"%u skipped\n",
 		ntimed, nirr, nrec, nappr, nskip);
 	if (ndisp)
 		fprintf(out,
@@ -1042,7 +1283,8 @@ static void print_text(FILE *out, struct ctx *c)
 		"FCDG check:    NODE_FREQ x calls = the block's count in %u of %u functions "
 		"with an FCDG%s\n",
 		nfcdg - nmis, nfcdg, nmis ? " (the others: counts not exact)" : "");
-	fprintf(out, "program time:  %.6g (sum of calls x own cost over the timed functions)\n\n",
+	fprintf(out, "program time:  %.6g (sum of calls x own cost over the timed functions, and of "
+		"their calls out of the binary)\n\n",
 		total);
 	fprintf(out, "%12s %14s %14s %9s %7s  %-18s %s\n", "calls", "mean", "stddev", "cv", "share",
 		"function", "flags");
@@ -1053,13 +1295,42 @@ static void print_text(FILE *out, struct ctx *c)
 
 		char sd[32] = "-", cv[32] = "-";
 
+		char mean[32] = "-", share[32] = "-";
+
 		if (!isnan(t->var)) {
 			snprintf(sd, sizeof(sd), "%.6g", sqrt(t->var));
 			snprintf(cv, sizeof(cv), "%.3g", cv_of(t->mean, t->var));
 		}
-		fprintf(out, "%12.0f %14.6g %14s %9s %6.2f%%  %-18s %s%s\n", t->calls, t->mean, sd,
-			cv, total > 0 ? 100.0 * t->calls * t->mean / total : 0.0, t->pf->name,
-			jout_addr(ab, t->pf->addr), flags_str(t, fb, sizeof(fb)));
+		if (!t->recursive)
+			snprintf(mean, sizeof(mean), "%.6g", t->mean);
+		if (total > 0 && !isnan(func_time(t)))
+			snprintf(share, sizeof(share), "%.2f%%", 100.0 * func_time(t) / total);
+		fprintf(out, "%12.0f %14s %14s %9s %7s  %-18s %s%s%s\n", t->calls, mean, sd, cv,
+			share, t->pf->name, jout_addr(ab, t->pf->addr),
+			flags_str(t, fb, sizeof(fb)), t->var_capped ? " stddev-capped" : "");
+		nrec_shown += t->recursive;
+	}
+	if (nrec_shown) {
+		fprintf(out,
+			"\nrecursive functions: mean per call and stddev not computed (the profile "
+			"has no distribution of the recursion depth); time per entry into the call "
+			"cycle (a call from outside it), from the call counts as a linear system, "
+			"and share by entries:\n");
+		fprintf(out, "%12s %12s %14s %7s  %-18s %s\n", "entries", "calls", "time/entry",
+			"share", "function", "call cycle");
+		for (size_t k = 0; k < shown; k++) {
+			const struct ftime *t = &c->ft[rk[k].i];
+			char share[32] = "-";
+
+			if (!t->recursive)
+				continue;
+			if (total > 0 && !isnan(func_time(t)))
+				snprintf(share, sizeof(share), "%.2f%%",
+					 100.0 * func_time(t) / total);
+			fprintf(out, "%12.0f %12.0f %14.6g %7s  %-18s %s%s\n", t->entries, t->calls,
+				t->mean, share, t->pf->name, t->cycle ? t->cycle : "?",
+				t->approx ? " (approx)" : "");
+		}
 	}
 	/* Loops: by share of the program's time. */
 	for (size_t i = 0; i < c->n; i++)
@@ -1075,7 +1346,7 @@ static void print_text(FILE *out, struct ctx *c)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct ftime *t = &c->ft[i];
 
-		if (!t->has_fcdg || !t->computed)
+		if (!t->has_fcdg || !t->computed || t->recursive) /* share not computed */
 			continue;
 		for (uint32_t l = 0; l < t->lp.nloops; l++) {
 			uint32_t ph = t->g.preheader[l];
@@ -1161,11 +1432,34 @@ static json_t *json_function(struct ctx *c, const struct ftime *t, double total)
 		return err ? (json_decref(o), NULL) : o;
 	}
 	jout_set(o, "status", json_string(t->has_fcdg ? "fcdg" : "mean-only"), &err);
-	jout_set(o, "mean", jnum(t->mean), &err);
-	jout_set(o, "stddev", jnum(isnan(t->var) ? NAN : sqrt(t->var)), &err);
-	jout_set(o, "cv", jnum(cv_of(t->mean, t->var)), &err);
+	if (t->recursive) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "recursive: call cycle %s", t->cycle ? t->cycle : "?");
+		jout_set(o, "mean", json_null(), &err);
+		jout_set(o, "stddev", json_null(), &err);
+		jout_set(o, "cv", json_null(), &err);
+		jout_set(o, "not_computed", json_string(why), &err);
+		jout_set(o, "cycle", json_string(t->cycle ? t->cycle : "?"), &err);
+		{
+			json_t *ms = json_array();
+
+			for (size_t i = 0; ms && i < c->n; i++)
+				if (c->ft[i].recursive && c->ft[i].scc == t->scc)
+					jout_push(ms, json_string(c->ft[i].pf->name), &err);
+			jout_set(o, "cycle_members", ms, &err);
+		}
+		jout_set(o, "entries", jnum(t->entries), &err);
+		jout_set(o, "mean_per_entry", jnum(t->mean), &err);
+	} else {
+		jout_set(o, "mean", jnum(t->mean), &err);
+		jout_set(o, "stddev", jnum(isnan(t->var) ? NAN : sqrt(t->var)), &err);
+		jout_set(o, "cv", jnum(cv_of(t->mean, t->var)), &err);
+		if (t->var_capped)
+			jout_set(o, "stddev_capped", json_true(), &err);
+	}
 	jout_set(o, "self", jnum(t->self), &err);
-	jout_set(o, "share", jnum(total > 0 ? t->calls * t->mean / total : NAN), &err);
+	jout_set(o, "share", jnum(total > 0 ? func_time(t) / total : NAN), &err);
 	if (t->recursive)
 		jout_push(fl, json_string("recursive"), &err);
 	if (t->approx)
@@ -1227,7 +1521,7 @@ static json_t *json_function(struct ctx *c, const struct ftime *t, double total)
 			jout_set(lo, "mean", jnum(t->r.time[ph]), &err);
 			jout_set(lo, "stddev", jnum(sarkar__std_dev(&t->r, ph)), &err);
 			jout_set(lo, "share",
-				 jnum(total > 0
+				 jnum(total > 0 && !t->recursive
 					  ? t->calls * t->r.node_freq[ph] * t->r.time[ph] / total
 					  : NAN),
 				 &err);

@@ -93,19 +93,54 @@ static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t
 		}
 	}
 	o->unmatched += hits;
+	o->notes[site->func].unmatched += hits;
 }
 
-/* Makes the instruction at VADDR unprobeable in PROG (the kernel refused a probe there). */
-static void mark_refused(struct cfg_program *prog, uint64_t vaddr)
+/* Makes the instruction at VADDR unprobeable in O's CFG (the kernel refused a probe there),
+ * noted in the functions holding it. */
+static void mark_refused(struct session_object *o, uint64_t vaddr)
 {
-	for (size_t i = 0; i < prog->nfuncs; i++) {
-		struct cfg_func *f = &prog->funcs[i];
+	for (size_t i = 0; i < o->prog.nfuncs; i++) {
+		struct cfg_func *f = &o->prog.funcs[i];
 		int b = cfg_func__block_containing(f, vaddr);
 
 		for (uint32_t k = 0; b >= 0 && k < f->blocks[b].ninsns; k++)
-			if (f->insns[f->blocks[b].first_insn + k].addr == vaddr)
+			if (f->insns[f->blocks[b].first_insn + k].addr == vaddr) {
 				f->insns[f->blocks[b].first_insn + k].probe_class = PROBE_NEVER;
+				o->notes[i].refused++;
+			}
 	}
+}
+
+/* The function of O whose symbol covers VADDR (the innermost when several do), or -1. */
+static long func_covering(const struct session_object *o, uint64_t vaddr)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < o->prog.nfuncs; i++) {
+		const struct cfg_func *f = &o->prog.funcs[i];
+
+		if (f->entry <= vaddr && vaddr - f->entry < f->sym_size &&
+		    (best < 0 || f->entry > o->prog.funcs[best].entry))
+			best = (long)i;
+	}
+	return best;
+}
+
+/* An unwound frame of object K at VADDR lies outside every recovered block: counted in the
+ * run, in the object and in the function whose symbol covers it. */
+static void note_unmapped(struct session *s, size_t k, uint64_t vaddr, size_t *unmapped)
+{
+	struct session_object *o = &s->objs[k];
+	long i = func_covering(o, vaddr);
+
+	(*unmapped)++;
+	o->unmapped++;
+	if (i >= 0)
+		o->notes[i].unmapped++;
+	pr_debug("'%s': unwound frame at %#llx is in no recovered block%s%s", o->path,
+		 (unsigned long long)vaddr, i >= 0 ? " of " : "",
+		 i >= 0 ? o->prog.funcs[i].name : "");
 }
 
 /* The file offsets of the sites of O's plan. Returns a malloc'd array, or NULL (reported). */
@@ -156,6 +191,9 @@ static int object_prepare(struct session_object *o, const char *path,
 		return pr_lib_err(path, cfg_strerror());
 	if (cfg_program__build(&o->prog, &o->img, NULL))
 		return pr_lib_err(path, cfg_strerror());
+	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
+	if (!o->notes)
+		return pr_err("out of memory");
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
 			return -1;
@@ -188,7 +226,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	for (size_t k = 0; k <= o->nlibs; k++)
 		s->objs[k].img.fd = -1;
 	s->nobjs = o->nlibs + 1;
-	calibration__load(&popt.costs);
+	calibration__ensure(&popt.costs);
+	t0 = now_seconds(); /* the analysis, not a calibration made first */
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
@@ -264,7 +303,7 @@ static int attach_or_refuse(struct session *s, struct session_object *c,
 
 		if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v)) {
 			pr_debug("the kernel refuses a probe at %#llx", (unsigned long long)v);
-			mark_refused(&c->prog, v);
+			mark_refused(c, v);
 		}
 	}
 	free(bad);
@@ -379,6 +418,14 @@ int session__check_libs(struct session *s, int pid)
 				o->path, nbad);
 			ret = -1;
 		}
+		for (size_t i = 0; i < nbad; i++) {
+			uint64_t v;
+			long f;
+
+			if (!elf_image__offset_to_vaddr(&o->img, bad[i], &v) &&
+			    (f = func_covering(o, v)) >= 0)
+				o->notes[f].refused++;
+		}
 		free(bad);
 		free(offs);
 	}
@@ -397,7 +444,7 @@ int session__attach_libs(struct session *s, int pid)
 
 /* The frames of every object: block indices and the virtual edges found, per object. */
 struct frame_map {
-	const struct session *s;
+	struct session *s;       /* its objects note unwound frames outside their blocks */
 	struct block_index *bi;  /* [nobjs] */
 	struct virtual_edge **v; /* [nobjs], room for every event */
 	size_t *n;               /* [nobjs] */
@@ -436,7 +483,7 @@ static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, 
 		bi = &m->bi[ev->obj];
 		r = block_index__find(bi, ev->vaddr - 1);
 		if (!r || r->end != ev->vaddr) {
-			(*unmapped)++;
+			note_unmapped(m->s, ev->obj, ev->vaddr - 1, unmapped);
 			continue;
 		}
 		f = &prog->funcs[r->func];
@@ -485,7 +532,7 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 			ve->stopped_before = ev->pending;
 			m->n[ev->obj]++;
 		} else if (rc < 0) {
-			(*unmapped)++;
+			note_unmapped(m->s, ev->obj, ev->vaddr, unmapped);
 		}
 	}
 	return 0;
@@ -610,6 +657,57 @@ static int loop_results(struct session *s, const struct probes_loop_moments *m,
 	return 0;
 }
 
+#define MAX_VIOLATING_SHOWN 10 /* functions named in the warning */
+
+/* The execs whose frames of the old image were not followed (an exec that bypassed the C
+ * library, or the exec of an image that was not profiled). */
+static unsigned execs_unfollowed(const struct tracer_result *tr)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < tr->nexec_records; i++)
+		n += !tr->execs[i].frames;
+	return n;
+}
+
+/* Warns that NVIOL vertices break flow conservation, naming each function (of every object
+ * K, with COUNTS[K]) and its actual cause. */
+static void warn_violations(const struct session *s, struct func_counts **counts, size_t nviol,
+			    const struct tracer_result *tr, size_t unmapped)
+{
+	size_t nfuncs = 0, shown = 0;
+	char why[1024];
+
+	for (size_t k = 0; k < s->nobjs; k++)
+		for (size_t i = 0; i < s->objs[k].prog.nfuncs; i++)
+			nfuncs += counts[k][i].nviolations != 0;
+	pr_warn("%zu blocks in %zu function%s break flow conservation: their counts are not exact (see 'edgeprof report'):",
+		nviol, nfuncs, nfuncs == 1 ? "" : "s");
+	for (size_t k = 0; k < s->nobjs; k++) {
+		const struct session_object *o = &s->objs[k];
+		const struct profile_input in = { .prog = &o->prog, .notes = o->notes };
+
+		for (size_t i = 0; i < o->prog.nfuncs; i++) {
+			struct profile_cause c[8];
+			size_t n;
+
+			if (!counts[k][i].nviolations)
+				continue;
+			if (shown++ >= MAX_VIOLATING_SHOWN)
+				continue;
+			n = profile__func_causes(&in, i, c, 8);
+			profile__violation_cause(c, n < 8 ? n : 8, tr->unwind_failures,
+						 execs_unfollowed(tr), unmapped, why, sizeof(why));
+			pr_warn("  %s%s%s (%#llx): %u block%s: %s%s", k ? o->path : "", k ? ": " : "",
+				o->prog.funcs[i].name, (unsigned long long)o->prog.funcs[i].entry,
+				counts[k][i].nviolations, counts[k][i].nviolations == 1 ? "" : "s",
+				why, n > 8 ? " and more" : "");
+		}
+	}
+	if (shown > MAX_VIOLATING_SHOWN)
+		pr_warn("  and %zu more functions", nfuncs - MAX_VIOLATING_SHOWN);
+}
+
 int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out)
 {
@@ -688,6 +786,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
 			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
 			.execs = execs, .nexecs = tr->nexec_records,
+			.notes = o->notes, .unmapped_frames = o->unmapped,
 		};
 	}
 	if (s->loop_stats) {
@@ -710,10 +809,9 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	if (profile__write(out, &in[0]))
 		goto out;
 	if (nviol)
-		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",
-			nviol, tr->unwind_failures);
-	if (unmapped)
-		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+		warn_violations(s, counts, nviol, tr, unmapped);
+	else if (unmapped)
+		pr_warn("%zu unwound frames were not in any recovered block (-vv: where)", unmapped);
 	for (size_t i = 0; i < tr->nexec_records; i++)
 		if (execs[i].main)
 			pr_warn("the %s exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
@@ -759,6 +857,7 @@ void session__release(struct session *s)
 		struct session_object *o = &s->objs[k];
 
 		free(o->indirect_site);
+		free(o->notes);
 		run_weights__free(&o->rw);
 		placement__free(&o->pl);
 		cfg_program__free(&o->prog);

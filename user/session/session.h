@@ -49,6 +49,9 @@ struct session_object {
 	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
 	uint32_t nindirect;
 	uint64_t unmatched;    /* indirect hits to a target that is no edge */
+	struct profile_func_notes *notes; /* per function: refused probes, unmatched indirect
+					   * hits, unwound frames outside its blocks */
+	uint64_t unmapped;     /* unwound frames outside every recovered block */
 };
 
 struct session {
