@@ -3,6 +3,7 @@
  * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
  */
 #include "user/session/session.h"
+#include "user/session/lib_hint.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ static struct session_object *object_of_ordinal(struct session *s, uint32_t ordi
 {
 	for (size_t k = 0; k < s->nobjs; k++)
 		if (ordinal >= s->objs[k].ordinal_base &&
-		    ordinal - s->objs[k].ordinal_base < s->objs[k].capacity)
+		    ordinal - s->objs[k].ordinal_base < s->objs[k].nordinals)
 			return &s->objs[k];
 	return NULL;
 }
@@ -143,6 +144,30 @@ static uint64_t object_cookie(const struct session_object *o, const struct probe
 	return probes__cookie(&moved);
 }
 
+/* The jumps of PROG whose table an indirect site could recompute (operand_ok): no plan,
+ * the first or one made again without refused sites, has more indirect sites than this,
+ * since a plan has at most one site per address and only such jumps get one. */
+static uint32_t max_indirect_sites(const struct cfg_program *prog)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < prog->nfuncs; i++)
+		for (uint32_t t = 0; t < prog->funcs[i].ntables; t++)
+			n += prog->funcs[i].tables[t].operand_ok != 0;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* The largest ordinal + 1 of PL's indirect sites. */
+static uint32_t plan_ordinals(const struct placement *pl)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < pl->nsites; i++)
+		if (pl->sites[i].kind == SITE_INDIRECT && pl->sites[i].ordinal + 1 > n)
+			n = pl->sites[i].ordinal + 1;
+	return n;
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights)
@@ -168,9 +193,12 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
 	if (o->capacity < o->pl.nsites + 1024)
 		o->capacity = (uint32_t)o->pl.nsites + 1024;
-	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
+	o->nordinals = max_indirect_sites(&o->prog);
+	if (o->nordinals < plan_ordinals(&o->pl))
+		o->nordinals = plan_ordinals(&o->pl);
+	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters, %u jump tables",
 		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
-		o->pl.nsites, o->pl.ncounters);
+		o->pl.nsites, o->pl.ncounters, o->nordinals);
 	return 0;
 }
 
@@ -197,20 +225,17 @@ int session__prepare(struct session *s, const char *binary, const struct session
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
 		total += ob->capacity;
-		ordinals += ob->capacity;
-		if (total >= EP_MAX_COUNTERS || ordinals >= EP_MAX_INDIRECT_SITES * 64ull)
-			return pr_err("'%s': %llu counters needed, at most %llu supported", ob->path,
-				      (unsigned long long)total, (unsigned long long)EP_MAX_COUNTERS);
+		ordinals += ob->nordinals;
+		if (total >= EP_MAX_COUNTERS)
+			return pr_err("'%s': %llu counters needed, at most %llu supported: profile fewer libraries at once",
+				      ob->path, (unsigned long long)total,
+				      (unsigned long long)EP_MAX_COUNTERS);
+		/* Ordinals are 17 bits of a cookie, one per jump-table site: each object's
+		 * slice is as large as its jump tables, not its counters. */
+		if (ordinals > EP_MAX_INDIRECT_SITES)
+			return pr_err("'%s': %llu jump-table sites in all, at most %u can be counted at once: profile fewer libraries at once (--lib)",
+				      ob->path, (unsigned long long)ordinals, EP_MAX_INDIRECT_SITES);
 		s->lib_ids[k] = ob->img.build_id;
-	}
-	if (ordinals > EP_MAX_INDIRECT_SITES) {
-		/* Ordinals are 17 bits in a cookie: only the binary's may need them all. */
-		for (size_t k = 1; k < s->nobjs; k++)
-			for (size_t i = 0; i < s->objs[k].pl.nsites; i++)
-				if (s->objs[k].pl.sites[i].kind == SITE_INDIRECT &&
-				    s->objs[k].ordinal_base + s->objs[k].capacity > EP_MAX_INDIRECT_SITES)
-					return pr_err("'%s': too many jump-table sites in all",
-						      s->objs[k].path);
 	}
 	s->capacity = (uint32_t)total;
 	if (o->loop_stats) {
@@ -354,6 +379,9 @@ int session__attach(struct session *s, size_t k, int pid)
 		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
 			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
 				      c->path, c->pl.ncounters, c->capacity);
+		if (plan_ordinals(&c->pl) > c->nordinals)
+			return pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
+				      c->path, plan_ordinals(&c->pl), c->nordinals);
 	}
 	return pr_err("'%s': the kernel keeps refusing probe sites", c->path);
 }
@@ -627,6 +655,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	struct profile_input *in = calloc(n, sizeof(*in));
 	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
 	uint64_t unmatched = 0;
+	char *profiled[TRACER_MAX_OBJECTS];
 	int ret = -1;
 
 	if (!bi || !v || !nv || !counts || !lines || !in)
@@ -708,6 +737,11 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			nviol, tr->unwind_failures);
 	if (unmapped)
 		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+	for (size_t k = 1; k < n; k++)
+		profiled[k - 1] = s->objs[k].path;
+	lib_hint__report(s->objs[0].path,
+			 lib_hint__own_insns(&s->objs[0].prog, &s->objs[0].pl, counts[0]),
+			 info->pid, profiled, n - 1);
 	pr_info("profile written to '%s'", out);
 	ret = 0;
 	goto out;
