@@ -429,7 +429,117 @@ struct frame_map {
 	struct block_index *bi;  /* [nobjs] */
 	struct virtual_edge **v; /* [nobjs], room for every event */
 	size_t *n;               /* [nobjs] */
+	const struct frame_event **lost; /* frames in no recovered block, room for every event */
+	size_t nlost;
 };
+
+/* Frame event EV lies in no recovered block: kept for lost_frames_report. */
+static void lose_frame(struct frame_map *m, const struct frame_event *ev, size_t *unmapped)
+{
+	if (m->lost)
+		m->lost[m->nlost++] = ev;
+	(*unmapped)++;
+}
+
+/* The function of PROG whose extent (entry .. entry + symbol size) holds ADDR, or -1. */
+static long func_around(const struct cfg_program *prog, uint64_t addr)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+
+		if (f->entry <= addr && addr - f->entry < f->sym_size &&
+		    (best < 0 || f->entry > prog->funcs[best].entry))
+			best = (long)i;
+	}
+	return best;
+}
+
+/* Adds vertex V to FC's violations unless it is there already. Returns 0 or -ENOMEM. */
+static int add_violation(struct func_counts *fc, uint32_t v)
+{
+	uint32_t *nv;
+
+	for (uint32_t k = 0; k < fc->nviolations; k++)
+		if (fc->violations[k] == v)
+			return 0;
+	nv = realloc(fc->violations, (fc->nviolations + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	fc->violations = nv;
+	fc->violations[fc->nviolations++] = v;
+	return 0;
+}
+
+/* The frames in no recovered block, attributed: a frame inside a function whose code was
+ * only partly recovered (an unresolved indirect jump leaves the code it reaches unknown) had
+ * flow through code no probe counts, so the function is flagged (its EXIT vertex joins its
+ * violations, *NVIOL grows) unless it is excluded (it has no counts) or already flagged; one
+ * warning names each function, its addresses and why its code is incomplete. */
+static int lost_frames_report(const struct session *s, const struct frame_map *m,
+			      struct func_counts **counts, size_t *nviol)
+{
+	char msg[1024];
+	size_t len = 0, nowhere = 0, nexcluded = 0;
+	bool *done = calloc(m->nlost + 1, sizeof(*done));
+
+	if (!done)
+		return -ENOMEM;
+	msg[0] = 0;
+	for (size_t i = 0; i < m->nlost; i++) {
+		const struct frame_event *ev = m->lost[i];
+		const struct session_object *o = &s->objs[ev->obj];
+		uint64_t at = ev->activation ? ev->vaddr : ev->vaddr - 1;
+		long fi = func_around(&o->prog, at);
+		const struct cfg_func *f;
+		size_t nf = 0;
+
+		if (done[i])
+			continue;
+		if (fi < 0) {
+			nowhere++;
+			continue;
+		}
+		f = &o->prog.funcs[fi];
+		if (o->pl.funcs[fi].status == PLAN_EXCLUDED) {
+			nexcluded++;
+			continue;
+		}
+		for (size_t j = i; j < m->nlost; j++) {
+			const struct frame_event *e2 = m->lost[j];
+
+			if (!done[j] && e2->obj == ev->obj &&
+			    func_around(&o->prog, e2->activation ? e2->vaddr : e2->vaddr - 1) == fi) {
+				done[j] = true;
+				nf++;
+			}
+		}
+		if (counts[ev->obj] && !counts[ev->obj][fi].nviolations) {
+			if (add_violation(&counts[ev->obj][fi], f->nblocks)) {
+				free(done);
+				return -ENOMEM;
+			}
+			(*nviol)++;
+		}
+		if (len < sizeof(msg))
+			len += (size_t)snprintf(msg + len, sizeof(msg) - len,
+						"%s%zu in %s (at %#llx%s%s)", len ? ", " : "", nf,
+						f->name, (unsigned long long)ev->vaddr,
+						o->pl.funcs[fi].reason ? ": " : "",
+						o->pl.funcs[fi].reason ? o->pl.funcs[fi].reason : "");
+	}
+	free(done);
+	if (len)
+		pr_warn("unwound frames in code no recovered block holds: %s%s: those functions' counts are not exact",
+			msg, len >= sizeof(msg) ? "..." : "");
+	if (nowhere)
+		pr_warn("%zu unwound frames were in no function of a profiled object", nowhere);
+	if (nexcluded)
+		pr_info("%zu unwound frames were in excluded functions (they have no counts)",
+			nexcluded);
+	return 0;
+}
 
 /* Whether frame event EV is accounted: in an attached object and, for a library (whose
  * probes are bound to one process), in that process. */
@@ -464,7 +574,7 @@ static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, 
 		bi = &m->bi[ev->obj];
 		r = block_index__find(bi, ev->vaddr - 1);
 		if (!r || r->end != ev->vaddr) {
-			(*unmapped)++;
+			lose_frame(m, ev, unmapped);
 			continue;
 		}
 		f = &prog->funcs[r->func];
@@ -485,6 +595,9 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 	const struct session *s = m->s;
 
 	*unmapped = 0;
+	m->lost = calloc(tr->nevents + 1, sizeof(*m->lost));
+	if (!m->lost)
+		return -ENOMEM;
 	for (size_t k = 0; k < s->nobjs; k++) {
 		int err = block_index__build(&m->bi[k], &s->objs[k].prog);
 
@@ -513,7 +626,7 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 			ve->stopped_before = ev->pending;
 			m->n[ev->obj]++;
 		} else if (rc < 0) {
-			(*unmapped)++;
+			lose_frame(m, ev, unmapped);
 		}
 	}
 	return 0;
@@ -713,6 +826,8 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
 		};
 	}
+	if (lost_frames_report(s, &m, counts, &nviol))
+		goto nomem;
 	if (s->loop_stats) {
 		if (loop_results(s, lm, counts[0], &lstats, &nlstats, &lsum))
 			goto nomem;
@@ -736,7 +851,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		pr_warn("%zu blocks break flow conservation (frames left by longjmp or exceptions, or unwinding failed %u times): their functions' counts are not exact, see 'edgeprof report'",
 			nviol, tr->unwind_failures);
 	if (unmapped)
-		pr_warn("%zu unwound frames were not in any recovered block", unmapped);
+		pr_info("%zu unwound frames were not in any recovered block", unmapped);
 	for (size_t k = 1; k < n; k++)
 		profiled[k - 1] = s->objs[k].path;
 	lib_hint__report(s->objs[0].path,
@@ -760,6 +875,7 @@ out:
 		if (bi)
 			block_index__free(&bi[k]);
 	}
+	free(m.lost);
 	free(bi);
 	free(v);
 	free(nv);
