@@ -5,6 +5,7 @@
  * code after the jump is in no recovered block). An attach and detach there must name
  * hidden_wait and flag its counts as not exact, never leave them looking exact.
  */
+#include <stdio.h>
 #include <unistd.h>
 
 static volatile long zero;
