@@ -429,9 +429,10 @@ else
 fi
 
 # A frame in code no recovered block holds (lost_frame.c below: after some counted work it
-# prints "ready N" and blocks in pause() after an indirect jump no analysis can resolve): the warning names the function and its addresses, and
-# the function is flagged as not exact in the profile (it was only "N unwound frames were not
-# in any recovered block", with hidden_wait's counts presented without a violation).
+# prints "ready N" and blocks in pause() after an indirect jump no analysis can resolve): the
+# warning names the function and its addresses, and the function is flagged as not exact in
+# the profile (it was only "N unwound frames were not in any recovered block", with
+# hidden_wait's counts presented without a violation).
 # (Not in tests/programs: the oracles run each of those to its end, and this one never ends.)
 cat >"$tmp/lost_frame.c" <<'LOSTFRAME'
 #include <stdio.h>
