@@ -15,7 +15,7 @@
 struct debuginfo {
 	char *path; /* the debug file found */
 	int fd;
-	Elf *elf;   /* read-only libelf handle of the debug file */
+	Elf *elf; /* read-only libelf handle of the debug file */
 };
 
 /* Finds and opens the separate debug file of IMG (an image opened from a file; memory images

@@ -66,8 +66,9 @@ uint64_t lib_hint__code_size(const char *path)
 static bool runtime_lib(const char *path)
 {
 	static const char *const names[] = {
-		"libc", "libm", "libmvec", "ld-linux-x86-64", "libpthread", "libdl", "librt",
-		"libresolv", "libutil", "libanl", "libgcc_s", "libstdc++", "libatomic",
+	    "libc",	"libm",	     "libmvec",	  "ld-linux-x86-64", "libpthread",
+	    "libdl",	"librt",     "libresolv", "libutil",	     "libanl",
+	    "libgcc_s", "libstdc++", "libatomic",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -135,8 +136,8 @@ void lib_hint__lib_name(const char *path, int pid, const char *binary, char *out
 	len = strcspn(base, ".");
 	snprintf(name, sizeof(name), "%.*s", (int)len, base);
 	log__set_verbosity(-2);
-	if (!len ||
-	    (libs__list(pid, binary, &libs, &n) && (pid <= 0 || libs__list(0, binary, &libs, &n)))) {
+	if (!len || (libs__list(pid, binary, &libs, &n) &&
+		     (pid <= 0 || libs__list(0, binary, &libs, &n)))) {
 		log__set_verbosity(verbosity);
 		snprintf(out, size, "%s", path);
 		return;
