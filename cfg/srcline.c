@@ -4,9 +4,12 @@
  * clang does not emit, nor scan the units); a lookup is a binary search for the unit and
  * libdw's binary search in that unit's line table, which libdw reads once and keeps.
  * Corrupt or partial DWARF only loses lines: units or ranges libdw rejects are skipped.
+ * A file without DWARF of its own takes the line tables of its separate debug file
+ * (debuginfo.h: build-id or .gnu_debuglink, checked to belong to the file).
  */
 #include "srcline.h"
 
+#include "debuginfo.h"
 #include "error.h"
 
 #include <dwarf.h>
@@ -24,6 +27,7 @@ struct cu_range {
 
 struct srcline {
 	Dwarf *dw;
+	struct debuginfo dbg; /* the separate debug file the lines come from, if any */
 	Dwarf_Die *cus; /* unit DIEs */
 	size_t ncus, cap_cus;
 	struct cu_range *ranges; /* sorted by lo */
@@ -117,6 +121,16 @@ static int index_units(struct srcline *sl)
 	return 0;
 }
 
+/* Whether DW has at least one unit (an image with only .eh_frame may yield an empty Dwarf). */
+static bool has_units(Dwarf *dw)
+{
+	Dwarf_CU *next;
+	Dwarf_Half version;
+	uint8_t type;
+
+	return dwarf_get_units(dw, NULL, &next, &version, &type, NULL, NULL) == 0;
+}
+
 int srcline__open(struct srcline **slp, const struct elf_image *img)
 {
 	struct srcline *sl;
@@ -129,10 +143,26 @@ int srcline__open(struct srcline **slp, const struct elf_image *img)
 	if (!sl)
 		return cfg_error(ENOMEM, "out of memory reading lines of '%s'",
 				 img->path ? img->path : "?");
+	sl->dbg.fd = -1;
 	sl->dw = dwarf_begin_elf(img->elf, DWARF_C_READ, NULL);
+	if (sl->dw && !has_units(sl->dw)) {
+		dwarf_end(sl->dw);
+		sl->dw = NULL;
+	}
 	if (!sl->dw) {
-		free(sl);
-		return -ENOENT;
+		/* Stripped: the lines of its separate debug file, when one matches. */
+		err = debuginfo__open(&sl->dbg, img);
+		if (!err) {
+			sl->dw = dwarf_begin_elf(sl->dbg.elf, DWARF_C_READ, NULL);
+			if (sl->dw && !has_units(sl->dw)) {
+				dwarf_end(sl->dw);
+				sl->dw = NULL;
+			}
+		}
+		if (!sl->dw) {
+			srcline__close(sl);
+			return err == -ENOMEM ? cfg_error(ENOMEM, "out of memory") : -ENOENT;
+		}
 	}
 	err = index_units(sl);
 	if (err) {
@@ -207,6 +237,7 @@ void srcline__close(struct srcline *sl)
 		return;
 	if (sl->dw)
 		dwarf_end(sl->dw);
+	debuginfo__close(&sl->dbg);
 	free(sl->cus);
 	free(sl->ranges);
 	free(sl);

@@ -1,5 +1,6 @@
 /*
- * Source file:line of code addresses, read through libdw from the binary's own DWARF.
+ * Source file:line of code addresses, read through libdw from the binary's own DWARF, or from
+ * its separate debug file (build-id or .gnu_debuglink, see debuginfo.h) when it has none.
  * Optional: a binary without debug info simply has no lines.
  */
 #ifndef EDGEPROF_CFG_SRCLINE_H
@@ -9,13 +10,13 @@
 
 struct srcline;
 
-/* Opens the line tables of IMG. Returns 0 with *SL set, -ENOENT when IMG has no DWARF
- * (not an error for callers: they print no lines), or another negative errno. */
+/* Opens the line tables of IMG (its own, or its separate debug file's). Returns 0 with *SL
+ * set, -ENOENT when neither has DWARF (not an error for callers: they print no lines), or
+ * another negative errno. */
 int srcline__open(struct srcline **sl, const struct elf_image *img);
 
 /* Looks up ADDR: 0 with *FILE (owned by SL) and *LINE set, -ENOENT when no line covers it
- * (line 0, compiler-generated code, counts as none). Separate debug files (.gnu_debuglink,
- * /usr/lib/debug) are not followed. */
+ * (line 0, compiler-generated code, counts as none). */
 int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *line);
 
 void srcline__close(struct srcline *sl);

@@ -5,6 +5,7 @@
  * names of PLT stubs and GOT slots from the dynamic relocations.
  */
 #include "symbols.h"
+#include "debuginfo.h"
 #include "eh_lsda.h"
 #include "error.h"
 
@@ -77,8 +78,11 @@ static int cmp_raw(const void *a, const void *b)
 	return (x->name == NULL) - (y->name == NULL);
 }
 
-static int read_symtab(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh, unsigned src,
-		       struct vec *raw, struct vec *objs)
+/* Reads the FUNC (and, into OBJS when given, sized OBJECT) symbols of section SCN of ELF: the
+ * image's own Elf, or its separate debug file's, whose addresses are the image's (same
+ * build-id); only functions in the image's own executable sections are taken. */
+static int read_symtab(const struct elf_image *img, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
+		       unsigned src, struct vec *raw, struct vec *objs)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -112,7 +116,7 @@ static int read_symtab(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh,
 			return -ENOMEM;
 		r->addr = sym.st_value;
 		r->size = sym.st_size;
-		r->name = elf_strptr(img->elf, sh->sh_link, sym.st_name);
+		r->name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (r->name && !*r->name)
 			r->name = NULL;
 		r->sources = src;
@@ -563,6 +567,37 @@ static int finish_funcs(struct symbols *syms, struct vec *raw)
 	return 0;
 }
 
+/* For a file without .symtab: the .symtab of its separate debug file (debuginfo.h), when one
+ * matches; syms->debug_file names it. No debug file is not an error; a corrupt one is skipped
+ * (its symbols are an addition, the file's own .dynsym and FDEs remain). */
+static int load_debug_symtab(struct symbols *syms, const struct elf_image *img,
+			     struct debuginfo *dbg, struct vec *raw, struct vec *objs)
+{
+	Elf_Scn *scn = NULL;
+	size_t nraw = raw->n, nobjs = objs->n;
+	int err = debuginfo__open(dbg, img);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	while ((scn = elf_nextscn(dbg->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		err = read_symtab(img, dbg->elf, scn, &sh, FUNC_SRC_SYMTAB, raw, objs);
+		if (err == -ENOMEM)
+			return err;
+		if (err) {
+			raw->n = nraw;
+			objs->n = nobjs;
+			return 0;
+		}
+		syms->debug_file = strdup(dbg->path);
+		return syms->debug_file ? 0 : -ENOMEM;
+	}
+	return 0;
+}
+
 int symbols__load(struct symbols *syms, const struct elf_image *img)
 {
 	struct vec raw = { .elt = sizeof(struct raw_func) };
@@ -570,6 +605,7 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 	struct vec plt = { .elt = sizeof(struct ext_ref) };
 	struct vec lsdas = { .elt = sizeof(struct fde_lsda) };
 	struct vec objs = { .elt = sizeof(struct data_object) };
+	struct debuginfo dbg = { .fd = -1 };
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr symtab_sh, dynsym_sh;
 	int err = 0;
@@ -602,11 +638,13 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 		if (err)
 			goto out;
 	}
-	if (symtab)
-		err = read_symtab(img, symtab, &symtab_sh, FUNC_SRC_SYMTAB, &raw, &objs);
-	if (!err && dynsym)
-		err = read_symtab(img, dynsym, &dynsym_sh, FUNC_SRC_DYNSYM, &raw, NULL);
 	syms->stripped = symtab == NULL;
+	if (symtab)
+		err = read_symtab(img, img->elf, symtab, &symtab_sh, FUNC_SRC_SYMTAB, &raw, &objs);
+	else
+		err = load_debug_symtab(syms, img, &dbg, &raw, &objs);
+	if (!err && dynsym)
+		err = read_symtab(img, img->elf, dynsym, &dynsym_sh, FUNC_SRC_DYNSYM, &raw, NULL);
 	if (!err && in_code(img, img->entry)) {
 		struct raw_func *r = vec_push(&raw);
 
@@ -642,6 +680,7 @@ int symbols__load(struct symbols *syms, const struct elf_image *img)
 	syms->nobjects = objs.n;
 	objs.v = NULL;
 out:
+	debuginfo__close(&dbg); /* after finish_funcs: raw names point into its strings */
 	free(raw.v);
 	free(lsdas.v);
 	free(objs.v);
@@ -675,6 +714,7 @@ void symbols__free(struct symbols *syms)
 	free(syms->got);
 	free(syms->lsdas);
 	free(syms->objects);
+	free(syms->debug_file);
 	memset(syms, 0, sizeof(*syms));
 }
 

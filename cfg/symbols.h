@@ -1,7 +1,9 @@
 /*
  * Function discovery: where functions start and what they are called. Sources, in order of
- * trust: .symtab FUNC symbols; else .dynsym plus the starts of .eh_frame FDEs (read through
- * libdw), so stripped distro binaries work; plus the entry point and init/fini arrays. PLT
+ * trust: .symtab FUNC symbols (the file's own, or for a stripped file the .symtab of its
+ * separate debug file, found by build-id or .gnu_debuglink: debuginfo.h); .dynsym plus the
+ * starts of .eh_frame FDEs (read through libdw), so stripped distro binaries work without
+ * debug files; plus the entry point and init/fini arrays. PLT
  * stubs (and GOT slots) are named from the dynamic relocations so calls into libc are known.
  */
 #ifndef EDGEPROF_CFG_SYMBOLS_H
@@ -55,7 +57,9 @@ struct symbols {
 	size_t nplt;
 	struct ext_ref *got;      /* GOT slots with JUMP_SLOT / GLOB_DAT relocs, sorted */
 	size_t ngot;
-	bool stripped;            /* no .symtab: starts came from .dynsym + FDEs */
+	bool stripped;            /* no .symtab of its own */
+	char *debug_file;         /* owned: the separate debug file whose .symtab named the
+				   * functions of a stripped file (debuginfo.h), or NULL */
 	size_t nfde;              /* FDEs read */
 	struct fde_lsda *lsdas;   /* FDEs with an LSDA, in .eh_frame order */
 	size_t nlsdas;

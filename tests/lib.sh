@@ -117,4 +117,68 @@ expect_one_line "report --lib nomatch" "$EDGEPROF" report --lib libnosuchthing "
 kill -KILL "$tpid"
 wait "$tpid" 2>/dev/null
 
+# A python built with a shared libpython (pyenv, conda, Fedora): a launcher of a few functions
+# around Py_BytesMain, built here against Debian's libpython3.11.so (libpython3.11-dev).
+pyconf=/usr/bin/python3.11-config
+if [ -x "$pyconf" ] && printf '#include <Python.h>\nint main(int c, char **v) { return Py_BytesMain(c, v); }\n' >"$tmp/launcher.c" &&
+	gcc -O2 -o "$tmp/python3.11" "$tmp/launcher.c" $("$pyconf" --cflags --ldflags --embed) 2>"$tmp/err" &&
+	"$tmp/python3.11" -S -c 'pass' 2>>"$tmp/err"; then
+	libpy=$(ldd "$tmp/python3.11" | awk '/libpython3/ {print $3}')
+	libpy=$(realpath "$libpy")
+	# Without --lib: a hint names the library its code runs in.
+	"$EDGEPROF" run -o "$tmp/py.data" -- "$tmp/python3.11" -S -c 'pass' >/dev/null 2>"$tmp/err"
+	if grep -q "hint: python3.11 ran [0-9]* instructions' worth of its own code; its code is in ${libpy##*/}: use --lib libpython3\$" "$tmp/err"; then
+		ok "run of a shared-libpython launcher: $(grep hint: "$tmp/err")"
+	else
+		bad "run of a shared-libpython launcher: no hint: $(head -c 300 "$tmp/err")"
+	fi
+	"$tmp/python3.11" -S -c 'import time
+while True: time.sleep(0.01)' &
+	ppid=$!
+	started+=("$ppid")
+	sleep 0.5
+	"$EDGEPROF" -p "$ppid" -d 1 -o "$tmp/pyp.data" >/dev/null 2>"$tmp/err"
+	grep -q "hint: python3.11 ran .*its code is in ${libpy##*/}: use --lib libpython3\$" "$tmp/err" &&
+		ok "record -p of a shared-libpython launcher: the hint" ||
+		bad "record -p of a shared-libpython launcher: no hint: $(head -c 300 "$tmp/err")"
+	kill -KILL "$ppid"
+	wait "$ppid" 2>/dev/null
+	# With --lib libpython3: runs (it stopped at once with "too many jump-table sites in all":
+	# ordinal slices were sized by counters, 205k in all, not by the 158 jump tables), counts
+	# in the library, no hint, and the launcher's own section equals callgrind's.
+	if PYTHONHASHSEED=0 "$EDGEPROF" -q run --lib libpython3 -o "$tmp/pyl.data" -- "$tmp/python3.11" -S -c 'print(sum(range(10)))' \
+		>"$tmp/out" 2>"$tmp/err" && [ "$(cat "$tmp/out")" = 45 ]; then
+		grep -q "hint:" "$tmp/err" && bad "run --lib libpython3: a hint although the library is profiled"
+		if msg=$(python3 - "$tmp/pyl.data" "$libpy" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+libs = p.get("libraries", [])
+if len(libs) != 1 or libs[0]["binary"]["path"] != sys.argv[2]:
+    sys.exit(f"library sections: {[l['binary']['path'] for l in libs]}")
+hits = libs[0]["probes"]["hits"]
+ran = sum(1 for f in libs[0]["functions"] if f["count"])
+if not hits or ran < 100:
+    sys.exit(f"{hits} hits, {ran} functions ran in the library")
+print(f"{hits} hits, {ran} functions ran in {sys.argv[2].rsplit('/', 1)[1]}")
+PY
+		); then
+			ok "run --lib libpython3: $msg"
+		else
+			bad "run --lib libpython3: $msg"
+		fi
+		PYTHONHASHSEED=0 valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
+			--callgrind-out-file="$tmp/cg-py.out" "$tmp/python3.11" -S -c 'print(sum(range(10)))' >/dev/null 2>"$tmp/vg.err"
+		"$EDGEPROF" report --json "$tmp/pyl.data" >"$tmp/pymain.json" 2>/dev/null
+		if msg=$("$ORACLE" --profile "$tmp/pymain.json" --callgrind "$tmp/cg-py.out" --binary "$tmp/python3.11" 2>&1); then
+			ok "run --lib libpython3, the launcher's section: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+		else
+			bad "run --lib libpython3, the launcher's section: $(tail -n 5 <<<"$msg")"
+		fi
+	else
+		bad "run --lib libpython3 failed: $(head -c 300 "$tmp/err")"
+	fi
+else
+	echo "note: no shared-libpython launcher (libpython3.11-dev missing?): $(head -c 200 "$tmp/err")"
+fi
+
 checks_summary lib

@@ -166,8 +166,11 @@ static void print_stats(FILE *out, const struct cfg_program *prog, const struct 
 
 	fprintf(out, "binary             %s\n", prog->img->path);
 	fprintf(out, "build-id           %s\n", prog->img->build_id[0] ? prog->img->build_id : "-");
-	fprintf(out, "symbols            %s\n",
-		prog->syms.stripped ? "stripped (.dynsym + .eh_frame)" : ".symtab");
+	fprintf(out, "symbols            %s%s\n",
+		!prog->syms.stripped  ? ".symtab" :
+		prog->syms.debug_file ? "stripped; .symtab of " :
+					"stripped (.dynsym + .eh_frame)",
+		prog->syms.stripped && prog->syms.debug_file ? prog->syms.debug_file : "");
 	fprintf(out, "functions          %zu\n", prog->nfuncs);
 	fprintf(out, "blocks             %" PRIu64 "\n", s->nblocks);
 	fprintf(out, "edges              %" PRIu64 "\n", s->nedges);
@@ -244,8 +247,11 @@ int cmd_cfg(int argc, char **argv)
 		pr_lib_err(o.binary, "cannot build the control-flow graph");
 		goto out;
 	}
-	pr_info("'%s': %zu functions%s", o.binary, prog.nfuncs,
-		prog.syms.stripped ? " (stripped)" : "");
+	pr_info("'%s': %zu functions%s%s%s", o.binary, prog.nfuncs,
+		!prog.syms.stripped ? "" :
+		prog.syms.debug_file ? " (stripped; symbols from " : " (stripped)",
+		prog.syms.stripped && prog.syms.debug_file ? prog.syms.debug_file : "",
+		prog.syms.stripped && prog.syms.debug_file ? ")" : "");
 
 	if (o.func) {
 		f = cfg_program__find(&prog, o.func);

@@ -95,16 +95,16 @@ static int pick(const struct cands *c, const char *main_path, char *const *names
 	return 0;
 }
 
-int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths)
+/* The files process PID maps into C, its executable's path into EXE. Returns 0 or -1
+ * (reported). */
+static int collect_mapped(int pid, struct cands *c, char *exe, size_t exesize)
 {
-	char file[64], line[PATH_MAX + 256], exe[PATH_MAX], where[96];
-	struct cands c = { 0 };
+	char file[64], line[PATH_MAX + 256];
 	ssize_t len;
 	FILE *f;
-	int rc;
 
 	snprintf(file, sizeof(file), "/proc/%d/exe", pid);
-	len = readlink(file, exe, sizeof(exe) - 1);
+	len = readlink(file, exe, exesize - 1);
 	exe[len > 0 ? len : 0] = 0;
 	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
 	f = fopen(file, "re");
@@ -118,13 +118,24 @@ int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths)
 		path[strcspn(path, "\n")] = 0;
 		if (strstr(path, " (deleted)"))
 			continue;
-		if (cands_add(&c, path)) {
+		if (cands_add(c, path)) {
 			fclose(f);
-			cands_free(&c);
+			cands_free(c);
 			return pr_err("out of memory");
 		}
 	}
 	fclose(f);
+	return 0;
+}
+
+int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths)
+{
+	char exe[PATH_MAX], where[96];
+	struct cands c = { 0 };
+	int rc;
+
+	if (collect_mapped(pid, &c, exe, sizeof(exe)))
+		return -1;
 	snprintf(where, sizeof(where), "process %d maps no such shared library", pid);
 	rc = pick(&c, exe, names, n, paths, where);
 	cands_free(&c);
@@ -164,11 +175,11 @@ static bool interpreter(const char *prog, char *out, size_t size)
 	return found;
 }
 
-int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **paths)
+/* The libraries the dynamic loader lists for PROG, into C. Returns 0 or -1 (reported). */
+static int collect_needed(const char *prog, struct cands *c)
 {
-	char interp[PATH_MAX], line[PATH_MAX + 256], where[PATH_MAX + 64];
-	struct cands c = { 0 };
-	int fds[2], st, rc;
+	char interp[PATH_MAX], line[PATH_MAX + 256];
+	int fds[2], st, rc = 0;
 	pid_t pid;
 	FILE *f;
 
@@ -209,21 +220,61 @@ int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **
 		if (end)
 			*end = 0;
 		path[strcspn(path, "\n")] = 0;
-		if (cands_add(&c, path)) {
+		if (cands_add(c, path)) {
 			rc = pr_err("out of memory");
-			goto out;
+			break;
 		}
 	}
-	snprintf(where, sizeof(where), "the dynamic loader loads no such shared library for '%s'",
-		 prog);
-	rc = pick(&c, prog, names, n, paths, where);
-out:
 	if (f)
 		fclose(f);
 	else
 		close(fds[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	return rc;
+}
+
+int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **paths)
+{
+	char where[PATH_MAX + 64];
+	struct cands c = { 0 };
+	int rc;
+
+	if (collect_needed(prog, &c)) {
+		cands_free(&c);
+		return -1;
+	}
+	snprintf(where, sizeof(where), "the dynamic loader loads no such shared library for '%s'",
+		 prog);
+	rc = pick(&c, prog, names, n, paths, where);
 	cands_free(&c);
 	return rc;
+}
+
+int libs__list(int pid, const char *prog, char ***paths, size_t *n)
+{
+	char exe[PATH_MAX];
+	struct cands c = { 0 };
+	size_t k = 0;
+
+	*paths = NULL;
+	*n = 0;
+	if (pid <= 0 && !interpreter(prog, exe, sizeof(exe)))
+		return 0; /* statically linked: no libraries */
+	if (pid > 0 ? collect_mapped(pid, &c, exe, sizeof(exe)) : collect_needed(prog, &c)) {
+		cands_free(&c);
+		return -1;
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		char real[PATH_MAX];
+
+		if ((pid > 0 && !strcmp(c.v[i], exe)) ||
+		    (prog && realpath(prog, real) && !strcmp(c.v[i], real)))
+			free(c.v[i]);
+		else
+			c.v[k++] = c.v[i];
+	}
+	*paths = c.v;
+	*n = k;
+	return 0;
 }

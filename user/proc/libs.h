@@ -24,4 +24,9 @@ int libs__resolve_mapped(int pid, char *const *names, size_t n, char **paths);
  * dynamic loader (PT_INTERP) lists for it. */
 int libs__resolve_needed(const char *prog, char *const *names, size_t n, char **paths);
 
+/* Every shared object process PID maps (PID > 0; files only, the executable left out), or
+ * for PID 0 the libraries the dynamic loader lists for PROG: *PATHS (malloc'd array of
+ * malloc'd real paths, the caller frees both) and *N. Returns 0 or -1 (reported). */
+int libs__list(int pid, const char *prog, char ***paths, size_t *n);
+
 #endif

@@ -190,9 +190,13 @@ int cfg_report__table(const struct cfg_report *r)
 	fprintf(r->out,
 		"%zu functions, %" PRIu64 " blocks, %" PRIu64 " edges, %" PRIu64
 		" instructions, %" PRIu64 " loops; %zu unresolved, %zu noreturn, "
-		"%zu irreducible, %zu bad code%s\n",
+		"%zu irreducible, %zu bad code%s%s%s\n",
 		prog->nfuncs, nblocks, nedges, ninsns, nloops, nunres, nnoret, nirred, nbad,
-		prog->syms.stripped ? " (stripped: functions from .dynsym and .eh_frame)" : "");
+		!prog->syms.stripped ? "" :
+		prog->syms.debug_file ? " (stripped: symbols from the debug file " :
+					" (stripped: functions from .dynsym and .eh_frame)",
+		prog->syms.stripped && prog->syms.debug_file ? prog->syms.debug_file : "",
+		prog->syms.stripped && prog->syms.debug_file ? ")" : "");
 	return finish(r->out);
 }
 
@@ -700,6 +704,9 @@ static json_t *json_binary(const struct cfg_report *r)
 	jout_set(o, "pie", json_boolean(r->img->pie), &err);
 	jout_set(o, "entry", jout_hex(r->img->entry), &err);
 	jout_set(o, "stripped", json_boolean(r->prog->syms.stripped), &err);
+	jout_set(o, "debug_file",
+		 r->prog->syms.debug_file ? json_string(r->prog->syms.debug_file) : json_null(),
+		 &err);
 	jout_set(o, "nfunctions", json_integer((json_int_t)r->prog->nfuncs), &err);
 	if (err) {
 		json_decref(o);

@@ -3,6 +3,7 @@
  * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
  */
 #include "user/session/session.h"
+#include "user/session/lib_hint.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,7 @@ static struct session_object *object_of_ordinal(struct session *s, uint32_t ordi
 {
 	for (size_t k = 0; k < s->nobjs; k++)
 		if (ordinal >= s->objs[k].ordinal_base &&
-		    ordinal - s->objs[k].ordinal_base < s->objs[k].capacity)
+		    ordinal - s->objs[k].ordinal_base < s->objs[k].nordinals)
 			return &s->objs[k];
 	return NULL;
 }
@@ -178,6 +179,30 @@ static uint64_t object_cookie(const struct session_object *o, const struct probe
 	return probes__cookie(&moved);
 }
 
+/* The jumps of PROG whose table an indirect site could recompute (operand_ok): no plan,
+ * the first or one made again without refused sites, has more indirect sites than this,
+ * since a plan has at most one site per address and only such jumps get one. */
+static uint32_t max_indirect_sites(const struct cfg_program *prog)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < prog->nfuncs; i++)
+		for (uint32_t t = 0; t < prog->funcs[i].ntables; t++)
+			n += prog->funcs[i].tables[t].operand_ok != 0;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* The largest ordinal + 1 of PL's indirect sites. */
+static uint32_t plan_ordinals(const struct placement *pl)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < pl->nsites; i++)
+		if (pl->sites[i].kind == SITE_INDIRECT && pl->sites[i].ordinal + 1 > n)
+			n = pl->sites[i].ordinal + 1;
+	return n;
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights)
@@ -206,9 +231,12 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
 	if (o->capacity < o->pl.nsites + 1024)
 		o->capacity = (uint32_t)o->pl.nsites + 1024;
-	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters",
+	o->nordinals = max_indirect_sites(&o->prog);
+	if (o->nordinals < plan_ordinals(&o->pl))
+		o->nordinals = plan_ordinals(&o->pl);
+	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters, %u jump tables",
 		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
-		o->pl.nsites, o->pl.ncounters);
+		o->pl.nsites, o->pl.ncounters, o->nordinals);
 	return 0;
 }
 
@@ -236,20 +264,17 @@ int session__prepare(struct session *s, const char *binary, const struct session
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
 		total += ob->capacity;
-		ordinals += ob->capacity;
-		if (total >= EP_MAX_COUNTERS || ordinals >= EP_MAX_INDIRECT_SITES * 64ull)
-			return pr_err("'%s': %llu counters needed, at most %llu supported", ob->path,
-				      (unsigned long long)total, (unsigned long long)EP_MAX_COUNTERS);
+		ordinals += ob->nordinals;
+		if (total >= EP_MAX_COUNTERS)
+			return pr_err("'%s': %llu counters needed, at most %llu supported: profile fewer libraries at once",
+				      ob->path, (unsigned long long)total,
+				      (unsigned long long)EP_MAX_COUNTERS);
+		/* Ordinals are 17 bits of a cookie, one per jump-table site: each object's
+		 * slice is as large as its jump tables, not its counters. */
+		if (ordinals > EP_MAX_INDIRECT_SITES)
+			return pr_err("'%s': %llu jump-table sites in all, at most %u can be counted at once: profile fewer libraries at once (--lib)",
+				      ob->path, (unsigned long long)ordinals, EP_MAX_INDIRECT_SITES);
 		s->lib_ids[k] = ob->img.build_id;
-	}
-	if (ordinals > EP_MAX_INDIRECT_SITES) {
-		/* Ordinals are 17 bits in a cookie: only the binary's may need them all. */
-		for (size_t k = 1; k < s->nobjs; k++)
-			for (size_t i = 0; i < s->objs[k].pl.nsites; i++)
-				if (s->objs[k].pl.sites[i].kind == SITE_INDIRECT &&
-				    s->objs[k].ordinal_base + s->objs[k].capacity > EP_MAX_INDIRECT_SITES)
-					return pr_err("'%s': too many jump-table sites in all",
-						      s->objs[k].path);
 	}
 	s->capacity = (uint32_t)total;
 	if (o->loop_stats) {
@@ -393,6 +418,9 @@ int session__attach(struct session *s, size_t k, int pid)
 		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
 			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
 				      c->path, c->pl.ncounters, c->capacity);
+		if (plan_ordinals(&c->pl) > c->nordinals)
+			return pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
+				      c->path, plan_ordinals(&c->pl), c->nordinals);
 	}
 	return pr_err("'%s': the kernel keeps refusing probe sites", c->path);
 }
@@ -448,7 +476,110 @@ struct frame_map {
 	struct block_index *bi;  /* [nobjs] */
 	struct virtual_edge **v; /* [nobjs], room for every event */
 	size_t *n;               /* [nobjs] */
+	const struct frame_event **lost; /* frames in no recovered block, room for every event */
+	size_t nlost;
 };
+
+
+/* The function of PROG whose extent (entry .. entry + symbol size) holds ADDR, or -1. */
+static long func_around(const struct cfg_program *prog, uint64_t addr)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+
+		if (f->entry <= addr && addr - f->entry < f->sym_size &&
+		    (best < 0 || f->entry > prog->funcs[best].entry))
+			best = (long)i;
+	}
+	return best;
+}
+
+/* Adds vertex V to FC's violations unless it is there already. Returns 0 or -ENOMEM. */
+static int add_violation(struct func_counts *fc, uint32_t v)
+{
+	uint32_t *nv;
+
+	for (uint32_t k = 0; k < fc->nviolations; k++)
+		if (fc->violations[k] == v)
+			return 0;
+	nv = realloc(fc->violations, (fc->nviolations + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	fc->violations = nv;
+	fc->violations[fc->nviolations++] = v;
+	return 0;
+}
+
+/* The frames in no recovered block, attributed: a frame inside a function whose code was
+ * only partly recovered (an unresolved indirect jump leaves the code it reaches unknown) had
+ * flow through code no probe counts, so the function is flagged (its EXIT vertex joins its
+ * violations, *NVIOL grows) unless it is excluded (it has no counts) or already flagged; one
+ * warning names each function, its addresses and why its code is incomplete. */
+static int lost_frames_report(const struct session *s, const struct frame_map *m,
+			      struct func_counts **counts, size_t *nviol)
+{
+	char msg[1024];
+	size_t len = 0, nowhere = 0, nexcluded = 0;
+	bool *done = calloc(m->nlost + 1, sizeof(*done));
+
+	if (!done)
+		return -ENOMEM;
+	msg[0] = 0;
+	for (size_t i = 0; i < m->nlost; i++) {
+		const struct frame_event *ev = m->lost[i];
+		const struct session_object *o = &s->objs[ev->obj];
+		uint64_t at = ev->activation ? ev->vaddr : ev->vaddr - 1;
+		long fi = func_around(&o->prog, at);
+		const struct cfg_func *f;
+		size_t nf = 0;
+
+		if (done[i])
+			continue;
+		if (fi < 0) {
+			nowhere++;
+			continue;
+		}
+		f = &o->prog.funcs[fi];
+		if (o->pl.funcs[fi].status == PLAN_EXCLUDED) {
+			nexcluded++;
+			continue;
+		}
+		for (size_t j = i; j < m->nlost; j++) {
+			const struct frame_event *e2 = m->lost[j];
+
+			if (!done[j] && e2->obj == ev->obj &&
+			    func_around(&o->prog, e2->activation ? e2->vaddr : e2->vaddr - 1) == fi) {
+				done[j] = true;
+				nf++;
+			}
+		}
+		if (counts[ev->obj] && !counts[ev->obj][fi].nviolations) {
+			if (add_violation(&counts[ev->obj][fi], f->nblocks)) {
+				free(done);
+				return -ENOMEM;
+			}
+			(*nviol)++;
+		}
+		if (len < sizeof(msg))
+			len += (size_t)snprintf(msg + len, sizeof(msg) - len,
+						"%s%zu in %s (at %#llx%s%s)", len ? ", " : "", nf,
+						f->name, (unsigned long long)ev->vaddr,
+						o->pl.funcs[fi].reason ? ": " : "",
+						o->pl.funcs[fi].reason ? o->pl.funcs[fi].reason : "");
+	}
+	free(done);
+	if (len)
+		pr_warn("unwound frames in code no recovered block holds: %s%s: those functions' counts are not exact",
+			msg, len >= sizeof(msg) ? "..." : "");
+	if (nowhere)
+		pr_warn("%zu unwound frames were in no function of a profiled object", nowhere);
+	if (nexcluded)
+		pr_info("%zu unwound frames were in excluded functions (they have no counts)",
+			nexcluded);
+	return 0;
+}
 
 /* Whether frame event EV is accounted: in an attached object and, for a library (whose
  * probes are bound to one process), in that process. */
@@ -484,6 +615,8 @@ static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, 
 		r = block_index__find(bi, ev->vaddr - 1);
 		if (!r || r->end != ev->vaddr) {
 			note_unmapped(m->s, ev->obj, ev->vaddr - 1, unmapped);
+			if (m->lost) /* kept for lost_frames_report */
+				m->lost[m->nlost++] = ev;
 			continue;
 		}
 		f = &prog->funcs[r->func];
@@ -504,6 +637,9 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 	const struct session *s = m->s;
 
 	*unmapped = 0;
+	m->lost = calloc(tr->nevents + 1, sizeof(*m->lost));
+	if (!m->lost)
+		return -ENOMEM;
 	for (size_t k = 0; k < s->nobjs; k++) {
 		int err = block_index__build(&m->bi[k], &s->objs[k].prog);
 
@@ -533,6 +669,8 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 			m->n[ev->obj]++;
 		} else if (rc < 0) {
 			note_unmapped(m->s, ev->obj, ev->vaddr, unmapped);
+			if (m->lost)
+				m->lost[m->nlost++] = ev;
 		}
 	}
 	return 0;
@@ -726,6 +864,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	struct profile_exec *execs = calloc(tr->nexec_records + 1, sizeof(*execs));
 	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
 	uint64_t unmatched = 0;
+	char *profiled[TRACER_MAX_OBJECTS];
 	int ret = -1;
 
 	if (!bi || !v || !nv || !counts || !lines || !in || !execs)
@@ -789,6 +928,8 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.notes = o->notes, .unmapped_frames = o->unmapped,
 		};
 	}
+	if (lost_frames_report(s, &m, counts, &nviol))
+		goto nomem;
 	if (s->loop_stats) {
 		if (loop_results(s, lm, counts[0], &lstats, &nlstats, &lsum))
 			goto nomem;
@@ -817,6 +958,11 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			pr_warn("the %s exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
 				info->mode && !strcmp(info->mode, "attach") ? "process" : "program",
 				execs[i].path ? execs[i].path : "?", execs[i].at, execs[i].pid);
+	for (size_t k = 1; k < n; k++)
+		profiled[k - 1] = s->objs[k].path;
+	lib_hint__report(s->objs[0].path,
+			 lib_hint__own_insns(&s->objs[0].prog, &s->objs[0].pl, counts[0]),
+			 info->pid, profiled, n - 1);
 	pr_info("profile written to '%s'", out);
 	ret = 0;
 	goto out;
@@ -835,6 +981,7 @@ out:
 		if (bi)
 			block_index__free(&bi[k]);
 	}
+	free(m.lost);
 	free(bi);
 	free(v);
 	free(nv);

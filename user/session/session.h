@@ -43,6 +43,8 @@ struct session_object {
 	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
 	uint32_t capacity;
 	uint32_t ordinal_base; /* its indirect sites' ordinals, offset by this in the map */
+	uint32_t nordinals;    /* the size of its ordinal slice: every jump whose table a
+				* probe can recompute (a bound on any plan's indirect sites) */
 	uint64_t bias;         /* run-time address - ELF vaddr of its code */
 	bool attached;
 	/* while folding indirect targets into counters */
