@@ -32,6 +32,9 @@
  *                                                             or are not exact)
  *   diff  CLASS NAME BLOCK PROFILE CALLGRIND
  *   stray NAME ADDR CLASS IR FIRST LAST      (executed code in no checked block, by function)
+ *   hint  NAME BLOCK OTHER OTHER_ADDR OTHER_CLASS   (a function with differences whose block
+ *                                                    holds another function's entry: its CFG
+ *                                                    ran into that function)
  *   summary object_ir=N exact_ir=N flagged_ir=N stray_ir=N silent=N reported=N
  *           blocks=N null_blocks=N funcs_exact=N funcs_flagged=N funcs_excluded=N
  *           funcs_outside=N unwind_failures=N violations=N
@@ -445,6 +448,25 @@ int main(int argc, char **argv)
 				f->stray_lo = a;
 			f->stray_hi = a;
 			f->stray_ir += c;
+		}
+	}
+	for (fi = 0; fi < s.nf; fi++) {
+		struct sfunc *f = &s.f[fi];
+		json_t *jb;
+		size_t bi, o;
+
+		if (!f->diffs)
+			continue;
+		json_array_foreach(json_object_get(f->jf, "blocks"), bi, jb) {
+			uint64_t a, e;
+
+			parse_hex(json_object_get(jb, "addr"), &a);
+			parse_hex(json_object_get(jb, "end"), &e);
+			for (o = 0; o < s.nf; o++)
+				if (o != fi && s.f[o].addr >= a && s.f[o].addr < e)
+					printf("hint\t%s\t0x%" PRIx64 "\t%s\t0x%" PRIx64 "\t%s\n",
+					       f->name, a, s.f[o].name, s.f[o].addr,
+					       class_names[s.f[o].cls]);
 		}
 	}
 	for (fi = 0; fi < s.nf; fi++) {
