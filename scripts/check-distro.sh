@@ -44,6 +44,48 @@ if [ "${CHECK_DISTRO_NORAND:-}" != 1 ]; then
 fi
 # shellcheck source=tests/support/callgrind-run.sh
 source tests/support/callgrind-run.sh
+# A forked child's counts up to its exec are dumped there (xargs runs its own code in the
+# child between fork and execvp; without this callgrind loses it).
+CG_VG_FLAGS+=(--dump-before=execve)
+
+# The environment: shells, perl and python read all of it at start (bash hashes every
+# variable), so every run gets the very environment callgrind's runs get. Callgrind's client
+# sees BASE_ENV plus what valgrind adds (LD_PRELOAD=vgpreload_core, LD_LIBRARY_PATH, PWD,
+# GLIBCXX_FORCE_NEW...); that environment is captured once (run_env) and given, with
+# `env -i`, to the native and edgeprof runs. Fixed hash seeds for perl and python.
+BASE_ENV=(PATH=/usr/bin:/bin HOME=/nonexistent LC_ALL=C PYTHONHASHSEED=0 PERL_HASH_SEED=0
+	PERL_PERTURB_KEYS=0)
+CLIENT_ENV=()
+capture_env() {
+	mapfile -d '' -t CLIENT_ENV < <(env -i "${BASE_ENV[@]}" valgrind --tool=none -q \
+		/usr/bin/env -0)
+	[ ${#CLIENT_ENV[@]} -gt 0 ] || {
+		echo "check-distro: cannot capture the environment valgrind gives its client" >&2
+		exit 2
+	}
+}
+# cg_run, with the callgrind process started in BASE_ENV.
+cg_run_env() { # DIR STDIN STDOUT CMD...
+	local dir=$1 input=$2 output=$3 root f pid part
+	shift 3
+	rm -f "$dir"/cg.* "$dir/root.pid"
+	CG_RC=0
+	{ sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$dir/root.pid" env -i "${BASE_ENV[@]}" \
+		valgrind "${CG_VG_FLAGS[@]}" --callgrind-out-file="$dir/cg.%p" -- "$@" \
+		<"$input" >"$output" 2>"$dir/callgrind.log"; } 2>/dev/null || CG_RC=$?
+	root=$(cat "$dir/root.pid" 2>/dev/null || echo none)
+	CG_FILES=()
+	for f in "$dir"/cg.*; do
+		[ -f "$f" ] || continue
+		pid=$(sed -n 's/^pid: *//p;/^part:/q' "$f" | head -n 1)
+		part=$(sed -n 's/^part: *//p;/^desc:/q' "$f" | head -n 1)
+		if [ "$pid" != "$root" ] && [ "$part" = 1 ] &&
+			grep -q -m 1 '^desc: Trigger: --dump-after=fork' "$f"; then
+			continue
+		fi
+		CG_FILES+=("$f")
+	done
+}
 
 EDGEPROF=${EDGEPROF:-$ROOT/build/edgeprof}
 SWEEP=$ROOT/build/tests/sweep_oracle
@@ -109,7 +151,7 @@ workload() {
 	xz) WL_PKG=xz-utils WL_ARGS=(-T1 -1 -c "$IN/words.txt") ;;
 	unxz) WL_PKG=xz-utils WL_ARGS=(-T1 -d -c "$IN/words.txt.xz") ;;
 	bzip2) WL_PKG=bzip2 WL_ARGS=(-c "$IN/small.txt") ;;
-	python3.11) WL_PKG=python3.11 WL_ARGS=(-S -E "$IN/prog.py") ;;
+	python3.11) WL_PKG=python3.11 WL_ARGS=(-S "$IN/prog.py") ;;
 	perl) WL_PKG=perl-base WL_ARGS=("$IN/prog.pl" "$IN/words.txt") ;;
 	jq)
 		WL_PKG=jq
@@ -121,10 +163,14 @@ workload() {
 	*) return 1 ;;
 	esac
 	case "$1" in
-	gunzip) WL_BIN=/usr/bin/gzip ;;
-	unxz) WL_BIN=/usr/bin/xz ;;
-	*) WL_BIN=/usr/bin/$1 ;;
+	gunzip) WL_SYS=/usr/bin/gzip ;;
+	unxz) WL_SYS=/usr/bin/xz ;;
+	*) WL_SYS=/usr/bin/$1 ;;
 	esac
+	# A private copy (same bytes, same build id): uprobes belong to the file, and other
+	# processes running the same file trap too (measured: while /usr/bin/bash was profiled,
+	# other bash processes on the machine died of SIGSEGV when they forked a command).
+	WL_BIN=$IN/bin/${WL_SYS##*/}
 }
 
 # Deterministic inputs (a fixed linear congruential generator).
@@ -250,7 +296,7 @@ if [ "$LIST" = 1 ]; then
 	for name in "${SELECTED[@]}"; do
 		workload "${name#libc-}"
 		printf '%-12s %s%s %s%s\n' "$name" "$([ "$name" = "${name#libc-}" ] || echo '--lib libc ')" \
-			"$WL_BIN" "${WL_ARGS[*]}" "$([ "$WL_STDIN" = /dev/null ] || echo " < $WL_STDIN")"
+			"$WL_SYS" "${WL_ARGS[*]}" "$([ "$WL_STDIN" = /dev/null ] || echo " < $WL_STDIN")"
 	done
 	exit 0
 fi
@@ -273,7 +319,7 @@ MISSING=()
 missing_pkgs=()
 for name in "${SELECTED[@]}"; do
 	workload "${name#libc-}"
-	if [ ! -x "$WL_BIN" ]; then
+	if [ ! -x "$WL_SYS" ]; then
 		MISSING+=("$name")
 		missing_pkgs+=("$WL_PKG")
 	fi
@@ -283,7 +329,7 @@ if [ ${#MISSING[@]} -gt 0 ] && [ "$INSTALL" = 1 ]; then
 	MISSING=()
 	for name in "${SELECTED[@]}"; do
 		workload "${name#libc-}"
-		[ -x "$WL_BIN" ] || MISSING+=("$name")
+		[ -x "$WL_SYS" ] || MISSING+=("$name")
 	done
 fi
 if [ ${#MISSING[@]} -gt 0 ]; then
@@ -295,6 +341,7 @@ mkdir -p "$OUT"
 IN=$(mktemp -d /tmp/check-distro.XXXXXX)
 trap 'rm -rf "$IN"' EXIT
 make_inputs
+capture_env
 
 FAILED=0
 FAIL_WHY=()
@@ -331,7 +378,7 @@ confirm_naive() { # NAME OBJECT [--lib]
 	local name=$1 o=$2 d=$OUT/$1 lib=()
 	workload "${name#libc-}"
 	[ "${3:-}" = --lib ] && lib=(--lib libc)
-	"$EDGEPROF" run --placement naive "${lib[@]}" \
+	env -i "${CLIENT_ENV[@]}" "$EDGEPROF" run --placement naive "${lib[@]}" \
 		-o "$d/naive.data" -- "$WL_BIN" "${WL_ARGS[@]}" <"$WL_STDIN" >/dev/null \
 		2>"$d/naive.log" || true
 	"$SWEEP" --profile "$d/naive.data" --binary "$o" ${3:+--lib} "${CGARGS[@]}" \
@@ -356,12 +403,13 @@ check_one() { # NAME
 	# Native (time and reference output), callgrind (once per workload), edgeprof.
 	t0=$(now)
 	rc=0
-	"$WL_BIN" "${WL_ARGS[@]}" <"$WL_STDIN" >"$d/native.stdout" 2>"$d/native.stderr" || rc=$?
+	env -i "${CLIENT_ENV[@]}" "$WL_BIN" "${WL_ARGS[@]}" <"$WL_STDIN" >"$d/native.stdout" \
+		2>"$d/native.stderr" || rc=$?
 	t1=$(now)
 	nat_s=$(secs "$t0" "$t1")
 	if [ "$name" = "$base" ] || [ ! -s "$cgd/files" ]; then
 		t0=$(now)
-		cg_run "$cgd" "$WL_STDIN" "$cgd/stdout" "$WL_BIN" "${WL_ARGS[@]}"
+		cg_run_env "$cgd" "$WL_STDIN" "$cgd/stdout" "$WL_BIN" "${WL_ARGS[@]}"
 		t1=$(now)
 		printf '%s\n' "${CG_FILES[@]}" >"$cgd/files"
 		echo "$CG_RC" >"$cgd/rc"
@@ -378,7 +426,7 @@ check_one() { # NAME
 	# No timeout(1) around it: timeout installs handlers for SIGINT and SIGQUIT, so a program
 	# started in the background (where they are ignored) would find them at SIG_DFL, unlike
 	# under callgrind (measured: sort's signal setup loop took another path).
-	"$EDGEPROF" run "${lib[@]}" -o "$d/profile.data" -- \
+	env -i "${CLIENT_ENV[@]}" "$EDGEPROF" run "${lib[@]}" -o "$d/profile.data" -- \
 		"$WL_BIN" "${WL_ARGS[@]}" <"$WL_STDIN" >"$d/edgeprof.stdout" 2>"$d/edgeprof.log" ||
 		ep_rc=$?
 	t2=$(now)
@@ -465,7 +513,9 @@ check_one() { # NAME
 
 for name in "${SELECTED[@]}"; do
 	workload "${name#libc-}"
-	[ -x "$WL_BIN" ] || continue
+	[ -x "$WL_SYS" ] || continue
+	mkdir -p "$IN/bin"
+	[ -x "$WL_BIN" ] || cp "$WL_SYS" "$WL_BIN"
 	check_one "$name"
 done
 
