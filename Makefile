@@ -4,6 +4,7 @@
 #   make deps       install the Debian packages (scripts/install-deps.sh, root)
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
+#   make check-distro  Debian's own /usr/bin programs checked block by block against callgrind
 #   make fuzz       run the fuzz targets for a bounded time
 #   make bench      benchmarks (not part of make test)
 
@@ -20,7 +21,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-distro fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -90,11 +91,16 @@ $(BUILD)/tests/count_oracle: tests/oracle/count_oracle.c $(BUILD)/tests/support/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson -lcapstone
 
+$(BUILD)/tests/sweep_oracle: tests/oracle/sweep_oracle.c $(BUILD)/tests/support/callgrind.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson
+
 $(BUILD)/tests/time_oracle: tests/oracle/time_oracle.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ -ljansson -lm
 
-ORACLES := $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle $(BUILD)/tests/time_oracle
+ORACLES := $(BUILD)/tests/cfg_oracle $(BUILD)/tests/count_oracle $(BUILD)/tests/time_oracle \
+	   $(BUILD)/tests/sweep_oracle
 
 unit-tests: $(UNIT_BINS)
 
@@ -105,6 +111,9 @@ check-corpus: all $(ORACLES)
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
 	scripts/attach-corpus.sh
+
+check-distro: all $(ORACLES)
+	scripts/check-distro.sh
 
 # --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
 FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
