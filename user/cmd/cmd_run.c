@@ -26,18 +26,22 @@
 #include "user/proc/tracer.h"
 
 static const char run_usage[] =
-	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
-	"                    [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
+	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe]\n"
+	"                    [--weights FILE] [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
-	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
-	"function's CFG. PROG's stdin, stdout, stderr and exit status pass through; threads and\n"
-	"forked children are counted. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
+	"executes, exactly, with counters on the chords of a maximum spanning tree of each\n"
+	"function's CFG: in-process counters written into PROG's memory at its exec (never into\n"
+	"a file) wherever that is proven safe, eBPF uprobes elsewhere. PROG's stdin, stdout,\n"
+	"stderr and exit status pass through; threads and forked children are counted. Needs\n"
+	"root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
 	"\n"
 	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data)\n"
 	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
-	"                        probe sites; naive: one probe on the first instruction of every\n"
+	"                        sites; naive: one counter on the first instruction of every\n"
 	"                        block (for comparison; edges are derived where block counts allow)\n"
+	"      --probes MECH     auto (default): in-process counters in the binary where proven\n"
+	"                        safe, uprobes elsewhere and in libraries; uprobe: uprobes only\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
 	"                        build, or, with FILE the word static, by the static profile\n"
 	"                        estimate ('edgeprof static'); default: Ball-Larus loop heuristic\n"
@@ -87,7 +91,17 @@ static int attach_probes(void *arg, int pid)
 
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
-	return probes__add_pid(s->probes, pid);
+	return session__count_pid(s, pid);
+}
+
+static void spawned(void *arg, int parent, int child, bool thread)
+{
+	session__spawned(arg, parent, child, thread);
+}
+
+static void before_unwind(void *arg, int tid, bool step)
+{
+	session__before_unwind(arg, tid, step);
 }
 
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
@@ -132,6 +146,7 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "placement", required_argument, NULL, 'P' },
+		{ "probes", required_argument, NULL, 'M' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "loop-stats", no_argument, NULL, 'L' },
@@ -157,6 +172,7 @@ int cmd_run(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'P':
+		case 'M':
 		case 'w':
 		case 'l':
 			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
@@ -185,6 +201,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	main_obj = &s.objs[0];
 	early = early_stop_site(&main_obj->prog, &main_obj->pl);
+	session__avoid(&s, early);
 	if (nlibs && !early) {
 		pr_err("'%s': no place to stop once its libraries are loaded: --lib is not possible",
 		       binary);
@@ -192,6 +209,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.spawned = spawned, .before_unwind = before_unwind,
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,

@@ -464,6 +464,11 @@ out:
 	return err;
 }
 
+uint32_t probes__ncounters(const struct probes *p)
+{
+	return p->ncounters;
+}
+
 uint64_t probes__lost_forks(const struct probes *p)
 {
 	const volatile __u64 *lost;

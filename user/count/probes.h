@@ -80,6 +80,9 @@ void probes__bind_pid(struct probes *p, int pid);
  * PID was not counted), or a negative errno after reporting the failure. */
 int probes__remove_pid(struct probes *p, int pid);
 
+/* The number of counters P was opened with. */
+uint32_t probes__ncounters(const struct probes *p);
+
 /* Copies the current value of every counter, summed over CPUs, into COUNTERS[0 .. ncounters).
  * Exact once the counted processes have exited. Returns 0, or a negative errno after
  * reporting the failure. */

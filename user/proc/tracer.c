@@ -1117,6 +1117,8 @@ static void exit_stop(struct tracer *t, struct task *task)
 	struct tracer_result *res = t->res;
 	size_t before = res->nevents;
 
+	if (t->hooks && t->hooks->before_unwind)
+		t->hooks->before_unwind(t->hooks->ctx, task->tid, false);
 	unwind_task(t, task->tid, task->tgid, FRAME_EXIT);
 	if (!task->at_pthread_exit)
 		return;
@@ -1149,9 +1151,13 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	case PTRACE_EVENT_VFORK:
 		/* The new task is attached and will stop with SIGSTOP (perhaps it already
 		 * has): it is handled at that stop, whichever comes first. */
-		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0 &&
-		    !task_find(t, (int)msg) && !task_add(t, (int)msg))
-			note_oom(t);
+		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0) {
+			if (t->hooks && t->hooks->spawned)
+				t->hooks->spawned(t->hooks->ctx, task->tid, (int)msg,
+						  event == PTRACE_EVENT_CLONE);
+			if (!task_find(t, (int)msg) && !task_add(t, (int)msg))
+				note_oom(t);
+		}
 		break;
 	case PTRACE_EVENT_EXEC:
 		/* A non-leader thread that execs takes the leader's tid: forget its old one. */
@@ -1313,7 +1319,9 @@ enum attach_phase { PHASE_ATTACHING, PHASE_RUNNING, PHASE_DETACHING };
  * process itself cannot be seized). */
 static int seize_new_threads(struct tracer *t, int pid)
 {
-	static const long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC;
+	/* Forks are followed only to hand the child to hooks->forked and let it go. */
+	const long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+			     (t->hooks && t->hooks->forked ? PTRACE_O_TRACEFORK : 0);
 	char path[64];
 	struct dirent *de;
 	DIR *dir;
@@ -1435,9 +1443,22 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	if (!WIFSTOPPED(st))
 		return;
 	task = task_find(t, tid);
-	if (!task && !(task = attached_thread(t, tid))) {
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		return;
+	if (!task) {
+		int ppid;
+
+		if (read_tgid(tid, &ppid) != t->main_pid) {
+			/* A process forked in the window (followed only with hooks->forked): its
+			 * first stop, before it runs. It is not counted: let it go. */
+			if (t->hooks && t->hooks->forked)
+				t->hooks->forked(t->hooks->ctx, tid);
+			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) && errno != ESRCH)
+				pr_debug("process %d: PTRACE_DETACH: %s", tid, strerror(errno));
+			return;
+		}
+		if (!(task = attached_thread(t, tid))) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			return;
+		}
 	}
 	sig = WSTOPSIG(st);
 	event = st >> 16;
@@ -1463,8 +1484,14 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 			unsigned long msg = 0;
 
 			/* The new thread stops by itself: it is held or resumed at that stop. */
-			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && !task_find(t, (int)msg))
-				attached_thread(t, (int)msg);
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0) {
+				if (t->hooks && t->hooks->spawned)
+					t->hooks->spawned(t->hooks->ctx, tid, (int)msg, true);
+				if (!task_find(t, (int)msg))
+					attached_thread(t, (int)msg);
+			}
+		} else if (event == PTRACE_EVENT_FORK) {
+			/* The child is handled at its first stop (see above). */
 		} else {
 			event_stop(t, task, event);
 		}
@@ -1752,10 +1779,13 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 		/* Threads that did not stop are let go without their frames: unwinding failed. */
 		if (hold_all(&t, PHASE_DETACHING, &set, &stop_sig) != 0) {
 			for (size_t i = 0; i < t.ntasks; i++) {
-				if (t.tasks[i].held)
-					unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
-				else
+				if (!t.tasks[i].held) {
 					res->unwind_failures++;
+					continue;
+				}
+				if (hooks && hooks->before_unwind)
+					hooks->before_unwind(hooks->ctx, t.tasks[i].tid, true);
+				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
 			}
 			if (hooks && hooks->stopping)
 				hooks->stopping(hooks->ctx, pid);

@@ -11,6 +11,7 @@
 #ifndef EDGEPROF_USER_TRACER_H
 #define EDGEPROF_USER_TRACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,19 @@ struct tracer_hooks {
 	 * shared libraries are mapped then; no frame of theirs is active) with the process's
 	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */
 	int (*loaded)(void *ctx, int pid);
+	/* Called for a stopped thread TID right before its stack is unwound: at its exit
+	 * (STEP false: it cannot run any more) and at the detach of tracer__attach (STEP true:
+	 * it may be single-stepped). The caller may move its pc to an equivalent one (a pc in
+	 * an in-process counter's trampoline is in no code the unwinder knows). May be NULL. */
+	void (*before_unwind)(void *ctx, int tid, bool step);
+	/* Called when traced thread PARENT creates a thread (THREAD true) or a process that
+	 * shares or copies its memory (fork, vfork), at PARENT's event stop: the new task has
+	 * not run yet. May be NULL. */
+	void (*spawned)(void *ctx, int parent, int child, bool thread);
+	/* tracer__attach only: called for a process CHILD forked inside the window, stopped
+	 * before it runs, with its one thread under the tracer's ptrace; the tracer lets it
+	 * go right after (children are not counted). When NULL, forks are not followed. */
+	void (*forked)(void *ctx, int child);
 };
 
 struct tracer_result {
@@ -110,7 +124,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 		const struct tracer_hooks *hooks, struct tracer_result *res);
 
 /* Attaches to the running process PID (a thread group id) and every thread it has or creates
- * (PTRACE_SEIZE; never to its children), counting it for SECONDS (<= 0: no limit) or until
+ * (PTRACE_SEIZE; to a child it forks only
+ * when HOOKS->forked is set, until that hook has run), counting it for SECONDS (<= 0: no limit) or until
  * SIGINT, SIGTERM or SIGHUP reaches edgeprof, or until it ends. At the start and at the end
  * every thread is stopped (PTRACE_INTERRUPT) and its stack unwound: the frames of the
  * profiled binary (BUILD_ID, as for tracer__run) give FRAME_ENTRY events at the attach (each
