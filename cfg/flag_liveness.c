@@ -122,6 +122,14 @@ void flag_liveness__insn_effect(const cs_insn *in, uint8_t *use, uint8_t *def)
 	case X86_INS_CMC:
 		*use |= FLAG_CF;
 		break;
+	case X86_INS_ADC:
+	case X86_INS_SBB:
+	case X86_INS_ADCX:
+		*use = FLAG_CF; /* capstone 4: no TEST bits, rflags read (all) */
+		break;
+	case X86_INS_ADOX:
+		*use = FLAG_OF;
+		break;
 	case X86_INS_LOOPE:
 	case X86_INS_LOOPNE:
 		*use |= FLAG_ZF;

@@ -486,6 +486,13 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 			return err;
 	if ((err = add_tables(&pa->entries, pa->prog, f)))
 		return err;
+	/* Call and tail-call targets (a jump into another function's middle included). */
+	for (uint32_t c = 0; c < f->ncalls; c++)
+		if (f->calls[c].target && (err = add(&pa->entries, f->calls[c].target)))
+			return err;
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (f->edges[e].target && (err = add(&pa->entries, f->edges[e].target)))
+			return err;
 	for (uint32_t k = 0; k < f->ninsns; k++) {
 		const struct cfg_insn *ci = &f->insns[k];
 		const cs_insn *in = decoder__detail(d, ci->addr);

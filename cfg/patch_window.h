@@ -4,8 +4,9 @@
  * enter but at their first instruction, made only of instructions a trampoline can run
  * elsewhere with the same effect. "Nothing can enter" is proven against one set per program
  * of every address code may be entered at: every block start of every function, every
- * function start and PLT stub, every call's return address, every jump-table entry, every
- * exception landing pad, every code address taken by a rip-relative `lea`, an immediate, a
+ * function start and PLT stub, every call and tail-call target, every call's return address,
+ * every jump-table entry, every exception landing pad, every code address taken by a
+ * rip-relative `lea`, an immediate, a
  * relative relocation or an aligned data word; plus, per query, the caller's own list (the
  * resume pcs of held threads, unwound frame pcs, uprobe sites, breakpoints). Functions with an
  * unresolved indirect jump or undecodable code get no window at all (their jumps may land
