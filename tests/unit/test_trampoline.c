@@ -1,0 +1,467 @@
+/*
+ * Unit tests of the trampoline code generator (user/count/trampoline.h), by execution: the
+ * hand-written functions of tests/support/patch_fixtures.c are patched in place in this test
+ * binary's own text (windows from cfg/patch_window.h on its own CFG), their trampolines live
+ * in an RWX page mapped within rel32 reach, and each patched function must return what it
+ * returned unpatched while its counters equal the executions known from its shape (a loop's
+ * trip count, the calls made). Also: the trampoline decoded with capstone, the pc map, the
+ * lock prefixes, and the windows the generator refuses.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+#include <cmocka.h>
+
+#include "cfg/cfg.h"
+#include "cfg/flag_liveness.h"
+#include "cfg/patch_window.h"
+#include "tests/support/patch_fixtures.h"
+#include "user/count/trampoline.h"
+
+#define REGION_SIZE (64 * 1024)
+#define COUNTERS_OFF (48 * 1024)
+#define SLOT 256
+
+static struct elf_image img;
+static struct cfg_program prog;
+static struct patch_analysis pa;
+static uint64_t bias;
+static uint8_t *region;
+static uint64_t *counters;
+
+static int setup(void **state)
+{
+	struct cfg_func *f;
+	uint64_t code = (uint64_t)(uintptr_t)pf_loop & ~0xffffull;
+
+	if (elf_image__open(&img, "/proc/self/exe") || cfg_program__build(&prog, &img, NULL) ||
+	    patch_analysis__build(&pa, &prog))
+		return -1;
+	f = cfg_program__find(&prog, "pf_loop");
+	if (!f)
+		return -1;
+	bias = (uint64_t)(uintptr_t)pf_loop - f->entry;
+	/* An RWX region within rel32 of the code: below it first, then above. */
+	for (uint64_t d = 1ull << 24; d < 1ull << 30 && !region; d += 1ull << 24) {
+		for (int side = 0; side < 2 && !region; side++) {
+			uint64_t hint = side ? code + d : code - d;
+			void *p = mmap((void *)(uintptr_t)hint, REGION_SIZE,
+				       PROT_READ | PROT_WRITE | PROT_EXEC,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+			if (p != MAP_FAILED)
+				region = p;
+		}
+	}
+	if (!region)
+		return -1;
+	counters = (uint64_t *)(region + COUNTERS_OFF);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (region)
+		munmap(region, REGION_SIZE);
+	patch_analysis__release(&pa);
+	cfg_program__free(&prog);
+	elf_image__close(&img);
+	return 0;
+}
+
+static size_t func_index(const char *name)
+{
+	const struct cfg_func *f = cfg_program__find(&prog, name);
+
+	assert_non_null(f);
+	return (size_t)(f - prog.funcs);
+}
+
+static uint32_t insn_of(size_t fi, const void *p)
+{
+	long k = patch_func__insn_at(&prog.funcs[fi], (uint64_t)(uintptr_t)p - bias);
+
+	assert_true(k >= 0);
+	return (uint32_t)k;
+}
+
+static void text_writable(uint64_t site, bool w)
+{
+	uint64_t page = site & ~(uint64_t)(getpagesize() - 1);
+
+	assert_int_equal(mprotect((void *)(uintptr_t)page, 2 * (size_t)getpagesize(),
+				  PROT_READ | PROT_EXEC | (w ? PROT_WRITE : 0)),
+			 0);
+}
+
+/* The spec for window W with trampoline slot SLOTNO. */
+static struct tramp_spec spec_of(const struct patch_window *w, unsigned slotno)
+{
+	struct tramp_spec sp = { 0 };
+
+	sp.site = w->start + bias;
+	sp.bytes = (const uint8_t *)(uintptr_t)sp.site;
+	sp.len = w->len;
+	sp.tramp = (uint64_t)(uintptr_t)(region + slotno * SLOT);
+	sp.counters = (uint64_t)(uintptr_t)counters;
+	sp.entry_counter = sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
+	sp.live_entry = w->live_entry;
+	sp.live_taken = w->live_taken;
+	sp.live_not_taken = w->live_not_taken;
+	return sp;
+}
+
+/* Emits SP and installs it as the patcher would. */
+static void install(const struct tramp_spec *sp, struct patch_blob *b)
+{
+	assert_int_equal(trampoline__emit(sp, b), 0);
+	assert_true(b->tramp_len <= SLOT);
+	assert_memory_equal(b->orig, (const void *)(uintptr_t)b->site, b->len);
+	memcpy((void *)(uintptr_t)b->tramp, b->tramp_code, b->tramp_len);
+	text_writable(b->site, true);
+	memcpy((void *)(uintptr_t)b->site, b->code, b->len);
+	text_writable(b->site, false);
+}
+
+static void uninstall(struct patch_blob *b)
+{
+	text_writable(b->site, true);
+	memcpy((void *)(uintptr_t)b->site, b->orig, b->len);
+	text_writable(b->site, false);
+	patch_blob__release(b);
+}
+
+/* Flips every lock prefix of B in place (the patcher's atomic switch). */
+static void set_atomic(const struct patch_blob *b, bool atomic)
+{
+	for (uint32_t k = 0; k < b->nlock; k++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)b->tramp + b->lock_offsets[k];
+
+		assert_true(*p == 0x3e || *p == 0xf0);
+		*p = atomic ? 0xf0 : 0x3e;
+	}
+}
+
+static void test_loop_count(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	uint32_t want = pf_loop(1000);
+
+	assert_int_equal(want, 1000u * 999u / 2u);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      0, &w),
+			 0);
+	assert_int_equal(w.cls, PATCH_PLAIN);
+	sp = spec_of(&w, 0);
+	sp.entry_counter = 0;
+	counters[0] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_loop(1000), want);
+	assert_int_equal(counters[0], 1000);
+	set_atomic(&b, true);
+	assert_int_equal(pf_loop(7), 21);
+	assert_int_equal(counters[0], 1007);
+	uninstall(&b);
+	assert_int_equal(pf_loop(1000), want);
+	assert_int_equal(counters[0], 1007);
+}
+
+static void test_loop_branch(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	uint32_t jb = insn_of(fi, pf_loop_body) + 3;
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jb, NULL, 0, &w), 0);
+	sp = spec_of(&w, 1);
+	sp.taken_counter = 1;
+	sp.not_taken_counter = 2;
+	sp.atomic = true;
+	counters[1] = counters[2] = 0;
+	install(&sp, &b);
+	assert_int_equal(b.code[0], 0xe9);
+	assert_int_equal(b.code[5], 0xcc); /* int3 fill: a 7-byte window */
+	assert_int_equal(pf_loop(1000), 1000u * 999u / 2u);
+	assert_int_equal(counters[1], 999);
+	assert_int_equal(counters[2], 1);
+	assert_int_equal(pf_loop(1), 0);
+	assert_int_equal(counters[1], 999);
+	assert_int_equal(counters[2], 2);
+	uninstall(&b);
+}
+
+/* Jump optimisation: the count window runs to the jb, the trampoline ends in the jcc itself. */
+static void test_loop_to_block_end(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	unsigned njmp = 0;
+	csh cs;
+	cs_insn *in;
+	size_t n;
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      PATCH_WINDOW_TO_BLOCK_END, &w),
+			 0);
+	assert_true(w.ends_jcc);
+	sp = spec_of(&w, 2);
+	sp.entry_counter = 3;
+	counters[3] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_loop(500), 500u * 499u / 2u);
+	assert_int_equal(counters[3], 500);
+	/* Per loop iteration the trampoline runs inc, add, add, cmp, jb (taken, back to the
+	 * site): no jump back to the window's end on that path. */
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	n = cs_disasm(cs, b.tramp_code, b.tramp_len, b.tramp, 0, &in);
+	assert_int_equal(n, 7); /* inc add add cmp jb jmp(fallthrough) jmp(target) */
+	assert_string_equal(in[4].mnemonic, "jb");
+	for (size_t k = 0; k < n; k++)
+		njmp += !strcmp(in[k].mnemonic, "jmp");
+	assert_int_equal(njmp, 2);
+	cs_free(in, n);
+	cs_close(&cs);
+	uninstall(&b);
+}
+
+static void test_rip(void **state)
+{
+	size_t fi = func_index("pf_rip");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	assert_int_equal(pf_rip(6), 42);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_rip),
+						      NULL, 0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 7);
+	sp = spec_of(&w, 3);
+	sp.entry_counter = 4;
+	counters[4] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_rip(6), 42);
+	pf_data = 3;
+	assert_int_equal(pf_rip(5), 15); /* the load still reads pf_data */
+	pf_data = 7;
+	assert_int_equal(counters[4], 2);
+	uninstall(&b);
+}
+
+static void test_calls(void **state)
+{
+	size_t fi = func_index("pf_call"), fj = func_index("pf_callind");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b, c;
+
+	assert_int_equal(pf_call(1), (uint64_t)(uintptr_t)pf_call_ret);
+	assert_int_equal(pf_callind(1, pf_retaddr), (uint64_t)(uintptr_t)pf_callind_ret);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_call),
+						      NULL, 0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 8); /* push, mov, call rel32 */
+	sp = spec_of(&w, 4);
+	sp.entry_counter = 5;
+	counters[5] = 0;
+	install(&sp, &b);
+	assert_int_equal(patch_analysis__count_window(&pa, fj,
+						      insn_of(fj, (const void *)pf_callind), NULL,
+						      0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 5); /* push, mov, call *%rsi */
+	sp = spec_of(&w, 5);
+	sp.entry_counter = 6;
+	counters[6] = 0;
+	install(&sp, &c);
+	/* The callee sees the original return address, not one in a trampoline. */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(pf_call(1), (uint64_t)(uintptr_t)pf_call_ret);
+		assert_int_equal(pf_callind(1, pf_retaddr), (uint64_t)(uintptr_t)pf_callind_ret);
+	}
+	assert_int_equal(counters[5], 3);
+	assert_int_equal(counters[6], 3);
+	uninstall(&b);
+	uninstall(&c);
+}
+
+static const int pairs[][2] = { { 1, 2 }, { 2, 2 }, { 3, 2 }, { -5, 4 }, { 7, -7 } };
+#define NPAIRS (sizeof(pairs) / sizeof(pairs[0]))
+
+/* pf_flags with its flags-live window patched by SAVE; FORCE_PLAIN drops the save (the
+ * control: then a result must differ, or the test could not see a clobber). */
+static unsigned flags_run(uint8_t save, bool force_plain, uint64_t *count)
+{
+	size_t fi = func_index("pf_flags");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	unsigned wrong = 0;
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_flags_b), NULL, 0,
+						      0, &w),
+			 0);
+	assert_int_equal(w.cls, PATCH_FLAGSAVE);
+	sp = spec_of(&w, 6);
+	sp.entry_counter = 7;
+	sp.flagsave = save;
+	if (force_plain)
+		sp.live_entry = 0;
+	counters[7] = 0;
+	install(&sp, &b);
+	for (size_t k = 0; k < NPAIRS; k++)
+		wrong += pf_flags(pairs[k][0], pairs[k][1]) != (pairs[k][0] < pairs[k][1] ? 1 : 2);
+	*count = counters[7];
+	uninstall(&b);
+	return wrong;
+}
+
+static void test_flags_live(void **state)
+{
+	uint64_t n;
+
+	assert_int_equal(flags_run(TRAMP_SAVE_LAHF, false, &n), 0);
+	assert_int_equal(n, NPAIRS);
+	assert_int_equal(flags_run(TRAMP_SAVE_PUSHF, false, &n), 0);
+	assert_int_equal(n, NPAIRS);
+	assert_true(flags_run(TRAMP_SAVE_LAHF, true, &n) > 0); /* the control */
+}
+
+static void test_branch_flags(void **state)
+{
+	size_t fi = func_index("pf_flags2");
+	uint32_t jl = insn_of(fi, (const void *)pf_flags2) + 2;
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	uint64_t lt = 0;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jl, NULL, 0, &w), 0);
+	assert_int_equal(w.live_not_taken, FLAG_ZF);
+	sp = spec_of(&w, 7);
+	sp.taken_counter = 8;
+	sp.not_taken_counter = 9;
+	counters[8] = counters[9] = 0;
+	install(&sp, &b);
+	for (size_t k = 0; k < NPAIRS; k++) {
+		int a = pairs[k][0], c = pairs[k][1];
+
+		assert_int_equal(pf_flags2(a, c), a < c ? 1 : a == c ? 2 : 3);
+		lt += a < c;
+	}
+	assert_int_equal(counters[8], lt);
+	assert_int_equal(counters[9], NPAIRS - lt);
+	uninstall(&b);
+}
+
+/* The pc map and the lock prefixes of a flag-saving branch trampoline. */
+static void test_pc_map(void **state)
+{
+	size_t fi = func_index("pf_flags2");
+	uint32_t jl = insn_of(fi, (const void *)pf_flags2) + 2;
+	const struct cfg_func *f = &prog.funcs[fi];
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	bool saw_unclean = false, saw_pending_taken = false, saw_pending_not = false;
+	uint64_t taken_target = 0, fall = 0;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jl, NULL, 0, &w), 0);
+	sp = spec_of(&w, 8);
+	sp.taken_counter = 10;
+	sp.not_taken_counter = 11;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	fall = w.start + w.len + bias;
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (f->edges[e].kind == EDGE_TAKEN &&
+		    f->edges[e].from == (uint32_t)cfg_func__block_containing(f, f->insns[jl].addr))
+			taken_target = f->blocks[f->edges[e].to].start + bias;
+	assert_true(taken_target != 0);
+	assert_int_equal(b.pcs[0].off, 0);
+	assert_true(b.pcs[0].clean);
+	assert_int_equal(b.pcs[0].orig, sp.site);
+	assert_int_equal(b.pcs[0].pending, PATCH_NO_COUNTER);
+	for (uint32_t k = 0; k < b.npcs; k++) {
+		assert_true(b.pcs[k].off < b.tramp_len);
+		if (k)
+			assert_true(b.pcs[k].off > b.pcs[k - 1].off);
+		saw_unclean |= !b.pcs[k].clean;
+		if (b.pcs[k].clean && b.pcs[k].pending == 10) {
+			saw_pending_taken = true;
+			assert_int_equal(b.pcs[k].orig, taken_target);
+		}
+		if (b.pcs[k].clean && b.pcs[k].pending == 11) {
+			saw_pending_not = true;
+			assert_int_equal(b.pcs[k].orig, fall);
+		}
+	}
+	assert_true(saw_unclean);     /* inside the flag-saving increment */
+	assert_true(saw_pending_taken && saw_pending_not);
+	assert_int_equal(b.nlock, 2);
+	for (uint32_t k = 0; k < b.nlock; k++)
+		assert_int_equal(b.tramp_code[b.lock_offsets[k]], 0x3e);
+	patch_blob__release(&b);
+}
+
+static void test_refusals(void **state)
+{
+	static const uint8_t sys[] = { 0x89, 0xf8, 0x0f, 0x05, 0xc3 }; /* mov; syscall; ret */
+	static const uint8_t nops[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 };
+	static const uint8_t jmp_mid[] = { 0xeb, 0x00, 0x90, 0x90, 0x90 }; /* jmp not last */
+	static const uint8_t partial[] = { 0x90, 0x90, 0x90, 0x48, 0x8b };  /* a cut mov */
+	struct tramp_spec sp = { 0 };
+	struct patch_blob b;
+
+	sp.site = 0x401000;
+	sp.tramp = 0x402000;
+	sp.counters = 0x403000;
+	sp.entry_counter = 0;
+	sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
+	sp.bytes = sys;
+	sp.len = sizeof(sys);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = jmp_mid;
+	sp.len = sizeof(jmp_mid);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = partial;
+	sp.len = sizeof(partial);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = nops;
+	sp.len = 4;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.len = sizeof(nops);
+	sp.tramp = 0x401000 + (3ull << 30); /* out of rel32 reach */
+	assert_int_equal(trampoline__emit(&sp, &b), -ERANGE);
+	sp.tramp = 0x402000;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	assert_int_equal(b.nlock, 1);
+	patch_blob__release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop_count),   cmocka_unit_test(test_loop_branch),
+		cmocka_unit_test(test_loop_to_block_end), cmocka_unit_test(test_rip),
+		cmocka_unit_test(test_calls),        cmocka_unit_test(test_flags_live),
+		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
+		cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
