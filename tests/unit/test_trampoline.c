@@ -24,6 +24,7 @@
 #include "cfg/flag_liveness.h"
 #include "cfg/patch_window.h"
 #include "tests/support/patch_fixtures.h"
+#include "user/count/patch_sites.h"
 #include "user/count/trampoline.h"
 
 #define REGION_SIZE (64 * 1024)
@@ -453,6 +454,67 @@ static void test_refusals(void **state)
 	patch_blob__release(&b);
 }
 
+/* Through the plan-facing bridge: a count site and a branch site of a plan, as
+ * estimators/placement.h describes them, patched together (their windows do not overlap: the
+ * count window is add, add; the branch window add $1, cmp, jb would, so the branch site goes
+ * on pf_flags2 instead). */
+static void test_patch_sites(void **state)
+{
+	struct patch_sites *ps;
+	size_t fi = func_index("pf_loop"), fj = func_index("pf_flags2");
+	struct probe_site cs = { 0 }, bs = { 0 };
+	uint64_t start[2], held;
+	uint8_t len[2];
+	struct patch_blob b[2], x;
+
+	assert_int_equal(patch_sites__open(&ps, &prog), 0);
+	cs.addr = prog.funcs[fi].insns[insn_of(fi, pf_loop_body)].addr;
+	cs.func = (uint32_t)fi;
+	cs.kind = SITE_COUNT;
+	cs.counter = 12;
+	cs.counter2 = PLACEMENT_NO_COUNTER;
+	bs.addr = prog.funcs[fj].insns[insn_of(fj, (const void *)pf_flags2) + 2].addr;
+	bs.func = (uint32_t)fj;
+	bs.kind = SITE_BRANCH;
+	bs.counter = 13;
+	bs.counter2 = 14;
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, &start[0], &len[0]), 0);
+	assert_int_equal(patch_sites__window(ps, &bs, NULL, 0, &start[1], &len[1]), 0);
+	assert_int_equal(len[0], 5);
+	assert_int_equal(len[1], 6);
+	/* A held thread's pc inside refuses; at the window's start it does not. */
+	held = start[1] + 2;
+	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), -ENOENT);
+	held = start[1];
+	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), 0);
+	counters[12] = counters[13] = counters[14] = 0;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], bias,
+						   (uint64_t)(uintptr_t)(region + (9 + k) * SLOT),
+						   (uint64_t)(uintptr_t)counters, k == 1, &b[k]),
+				 0);
+		memcpy((void *)(uintptr_t)b[k].tramp, b[k].tramp_code, b[k].tramp_len);
+		text_writable(b[k].site, true);
+		memcpy((void *)(uintptr_t)b[k].site, b[k].code, b[k].len);
+		text_writable(b[k].site, false);
+	}
+	assert_int_equal(b[1].tramp_code[b[1].lock_offsets[0]], 0xf0); /* atomic from the start */
+	assert_int_equal(pf_loop(100), 4950);
+	assert_int_equal(pf_flags2(1, 2), 1);
+	assert_int_equal(pf_flags2(2, 2), 2);
+	assert_int_equal(pf_flags2(3, 2), 3);
+	assert_int_equal(counters[12], 100);
+	assert_int_equal(counters[13], 1);
+	assert_int_equal(counters[14], 2);
+	/* A window that is not the site's is refused. */
+	assert_int_equal(patch_sites__emit(ps, &cs, start[0], (uint8_t)(len[0] + 1), bias,
+					   b[0].tramp, (uint64_t)(uintptr_t)counters, false, &x),
+			 -EINVAL);
+	uninstall(&b[1]);
+	uninstall(&b[0]);
+	patch_sites__close(ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,7 +522,7 @@ int main(void)
 		cmocka_unit_test(test_loop_to_block_end), cmocka_unit_test(test_rip),
 		cmocka_unit_test(test_calls),        cmocka_unit_test(test_flags_live),
 		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
-		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
