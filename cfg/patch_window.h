@@ -6,13 +6,12 @@
  * of every address code may be entered at: every block start of every function, every
  * function start and PLT stub, every call and tail-call target, every call's return address,
  * every jump-table entry, every exception landing pad, every code address taken by a
- * rip-relative `lea`, an immediate, a
- * relative relocation or an aligned data word; plus, per query, the caller's own list (the
- * resume pcs of held threads, unwound frame pcs, uprobe sites, breakpoints). Functions with an
- * unresolved indirect jump or undecodable code get no window at all (their jumps may land
- * anywhere). A count window starts at the instruction whose block it counts (the increment
- * runs before it); a branch window ends with a block's jcc (each outcome counted on its own
- * in the trampoline) and starts at or before it. Each window is classed by the flags live
+ * rip-relative `lea`, an immediate, a relative relocation or an aligned data word; plus, per
+ * query, the caller's own list (the resume pcs of held threads, unwound frame pcs, uprobe
+ * sites, breakpoints). Functions with an unresolved indirect jump or undecodable code get no
+ * window at all (their jumps may land anywhere). A count window starts at the instruction
+ * whose block it counts (the increment runs before it); a branch window ends with a block's
+ * jcc (each outcome counted on its own in the trampoline) and starts at or before it. Each window is classed by the flags live
  * where its increments go: PATCH_PLAIN (a bare `incq`) or PATCH_FLAGSAVE.
  */
 #ifndef EDGEPROF_CFG_PATCH_WINDOW_H
