@@ -11,8 +11,9 @@
  * sites, breakpoints). Functions with an unresolved indirect jump or undecodable code get no
  * window at all (their jumps may land anywhere). A count window starts at the instruction
  * whose block it counts (the increment runs before it); a branch window ends with a block's
- * jcc (each outcome counted on its own in the trampoline) and starts at or before it. Each window is classed by the flags live
- * where its increments go: PATCH_PLAIN (a bare `incq`) or PATCH_FLAGSAVE.
+ * jcc (each outcome counted on its own in the trampoline) and starts at or before it. Each
+ * window is classed by the flags live where its increments go: PATCH_PLAIN (a bare `incq`)
+ * or PATCH_FLAGSAVE.
  */
 #ifndef EDGEPROF_CFG_PATCH_WINDOW_H
 #define EDGEPROF_CFG_PATCH_WINDOW_H
