@@ -10,6 +10,45 @@
 
 uint64_t pf_data = 7;
 
+/* Compiler-made code for the whole-function tests: a loop over a switch (a jump table at
+ * -O2), a call, conditionals. */
+__attribute__((noinline)) int pf_c_helper(int x)
+{
+	return x % 7 == 3 ? x / 2 : x * 3;
+}
+
+__attribute__((noinline)) int pf_c_work(const int *v, int n)
+{
+	int acc = 0;
+
+	for (int i = 0; i < n; i++) {
+		switch (v[i] & 7) {
+		case 0:
+			acc += 3;
+			break;
+		case 1:
+			acc ^= v[i];
+			break;
+		case 2:
+			acc -= i;
+			break;
+		case 3:
+			acc = acc * 5 + 1;
+			break;
+		case 5:
+			acc += pf_c_helper(v[i]);
+			break;
+		default:
+			acc--;
+		}
+		if (acc > 1000)
+			acc /= 3;
+		else if (acc < -1000)
+			acc = -acc / 2;
+	}
+	return acc;
+}
+
 __asm__(".text\n"
 	/* pf_loop(n >= 1): sum of 0 .. n-1; the loop block runs n times, its jb is taken n-1
 	 * times. The loop block: add %ecx,%eax (2) add $1,%ecx (3) cmp %edi,%ecx (2) jb (2). */

@@ -23,6 +23,9 @@ int pf_carry(unsigned a, unsigned b);
 int pf_shift(unsigned x, unsigned c);
 uint64_t pf_tail(int x);
 
+int pf_c_helper(int x);
+int pf_c_work(const int *v, int n);
+
 /* Labels inside them (addresses only). */
 extern const char pf_loop_body[], pf_call_ret[], pf_callind_ret[], pf_flags_b[],
 	pf_short_inc[], pf_mid_in[], pf_sys[], pf_callmid[], pf_carry_b[],

@@ -13,8 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <capstone/capstone.h>
@@ -454,6 +458,200 @@ static void test_refusals(void **state)
 	patch_blob__release(&b);
 }
 
+/* Whether B's trampoline decodes whole and its pc map is well formed. */
+static bool blob_ok(csh cs, const struct patch_blob *b)
+{
+	cs_insn *in;
+	size_t n = cs_disasm(cs, b->tramp_code, b->tramp_len, b->tramp, 0, &in), bytes = 0;
+
+	for (size_t k = 0; k < n; k++)
+		bytes += in[k].size;
+	if (n)
+		cs_free(in, n);
+	if (bytes != b->tramp_len || !b->npcs || b->pcs[0].off != 0 || !b->pcs[0].clean)
+		return false;
+	for (uint32_t k = 1; k < b->npcs; k++)
+		if (b->pcs[k].off <= b->pcs[k - 1].off || b->pcs[k].off >= b->tramp_len)
+			return false;
+	for (uint32_t k = 0; k < b->nlock; k++)
+		if (b->tramp_code[b->lock_offsets[k]] != 0x3e)
+			return false;
+	return b->code[0] == 0xe9 && b->len >= 5;
+}
+
+/* Every window the analysis offers in this binary (compiler-made code: libcfg, libuser,
+ * the tests) is one the generator can make, and its trampoline decodes whole. */
+static void test_every_window(void **state)
+{
+	unsigned ncount = 0, nbranch = 0, nflagsave = 0;
+	csh cs;
+
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	for (size_t fi = 0; fi < prog.nfuncs; fi++) {
+		const struct cfg_func *f = &prog.funcs[fi];
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			for (int br = 0; br < 2; br++) {
+				struct patch_window w;
+				struct tramp_spec sp;
+				struct patch_blob b;
+				int err;
+
+				if (!(br ? pa.funcs[fi].branch_class[k] : pa.funcs[fi].count_class[k]))
+					continue;
+				err = br ? patch_analysis__branch_window(&pa, fi, k, NULL, 0, &w)
+					 : patch_analysis__count_window(&pa, fi, k, NULL, 0,
+									PATCH_WINDOW_TO_BLOCK_END,
+									&w);
+				assert_int_equal(err, 0);
+				sp = spec_of(&w, 0);
+				sp.tramp = sp.site - (1u << 20);
+				sp.counters = sp.tramp - (1u << 16);
+				if (br) {
+					sp.taken_counter = 0;
+					sp.not_taken_counter = 1;
+				} else {
+					sp.entry_counter = 0;
+				}
+				err = trampoline__emit(&sp, &b);
+				if (err || !blob_ok(cs, &b))
+					fail_msg("%s: window at %#llx (%u bytes, %s): %d", f->name,
+						 (unsigned long long)w.start, w.len,
+						 br ? "branch" : "count", err);
+				ncount += !br;
+				nbranch += br;
+				nflagsave += w.cls == PATCH_FLAGSAVE;
+				patch_blob__release(&b);
+			}
+		}
+	}
+	cs_close(&cs);
+	print_message("%u count and %u branch windows made (%u saving flags)\n", ncount, nbranch,
+		      nflagsave);
+	assert_true(ncount > 1000 && nbranch > 100);
+}
+
+#define WORK_N 300
+
+static void work_input(int *v)
+{
+	uint32_t x = 12345;
+
+	for (int i = 0; i < WORK_N; i++) {
+		x = x * 1103515245u + 12345u;
+		v[i] = (int)(x >> 8);
+	}
+}
+
+/* The oracle: pf_c_work(V) single-stepped in a forked child. Per instruction k of F, how
+ * often it ran (RAN[k]) and, for a jcc, how often the next pc was its taken target
+ * (TAKEN[k]). Independent of every patch. */
+static void oracle(const struct cfg_func *f, const int *v, uint64_t *ran, uint64_t *taken)
+{
+	uint64_t lo = f->blocks[0].start + bias, hi = f->blocks[f->nblocks - 1].end + bias;
+	long prev = -1;
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		pf_c_work(v, WORK_N);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSTOPPED(status));
+	for (;;) {
+		struct user_regs_struct r;
+
+		assert_int_equal(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFEXITED(status))
+			break;
+		assert_int_equal(ptrace(PTRACE_GETREGS, pid, NULL, &r), 0);
+		if (prev >= 0 && f->insns[prev].flow == INSN_JCC &&
+		    r.rip != f->insns[prev].addr + f->insns[prev].size + bias)
+			taken[prev]++;
+		prev = -1;
+		if (r.rip >= lo && r.rip < hi) {
+			long k = patch_func__insn_at(f, r.rip - bias);
+
+			if (k >= 0) {
+				ran[k]++;
+				prev = k;
+			}
+		}
+	}
+}
+
+/* Compiler-made code patched all over: a count window at every block start that has one,
+ * then a branch window at every jcc that has one (windows never overlapping), and each
+ * counter equal to the single-step oracle's count, the result equal to the unpatched one. */
+static void test_whole_function(void **state)
+{
+	size_t fi = func_index("pf_c_work");
+	const struct cfg_func *f = &prog.funcs[fi];
+	int v[WORK_N], want;
+	uint64_t *ran = calloc(f->ninsns, sizeof(*ran)), *tk = calloc(f->ninsns, sizeof(*tk));
+	struct patch_blob *b = calloc(f->ninsns, sizeof(*b));
+	uint32_t *at = calloc(f->ninsns, sizeof(*at));
+
+	assert_true(ran && tk && b && at);
+	work_input(v);
+	want = pf_c_work(v, WORK_N);
+	oracle(f, v, ran, tk);
+	assert_int_equal(ran[0 + patch_func__insn_at(f, f->entry)], 1);
+	for (int branch = 0; branch < 2; branch++) {
+		uint64_t end = 0;
+		uint32_t nb = 0, c = 100;
+
+		for (uint32_t bl = 0; bl < f->nblocks; bl++) {
+			const struct cfg_block *blk = &f->blocks[bl];
+			uint32_t k = branch ? blk->first_insn + blk->ninsns - 1 : blk->first_insn;
+			struct patch_window w;
+			struct tramp_spec sp;
+			int err = branch ? patch_analysis__branch_window(&pa, fi, k, NULL, 0, &w)
+					 : patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w);
+
+			if (err || w.start < end)
+				continue;
+			end = w.start + w.len;
+			sp = spec_of(&w, 16 + nb);
+			if (branch) {
+				sp.taken_counter = c;
+				sp.not_taken_counter = c + 1;
+			} else {
+				sp.entry_counter = c;
+			}
+			counters[c] = counters[c + 1] = 0;
+			at[nb] = k;
+			install(&sp, &b[nb++]);
+			c += 2;
+		}
+		assert_true(nb >= (branch ? 3u : 8u));
+		assert_int_equal(pf_c_work(v, WORK_N), want);
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t k = at[j], cc = 100 + 2 * j;
+
+			if (!branch) {
+				assert_int_equal(counters[cc], ran[k]);
+			} else {
+				assert_int_equal(counters[cc], tk[k]);
+				assert_int_equal(counters[cc + 1], ran[k] - tk[k]);
+			}
+		}
+		for (uint32_t j = 0; j < nb; j++)
+			uninstall(&b[j]);
+		print_message("%s windows: %u patched\n", branch ? "branch" : "count", nb);
+	}
+	assert_int_equal(pf_c_work(v, WORK_N), want);
+	free(ran);
+	free(tk);
+	free(b);
+	free(at);
+}
+
 /* Through the plan-facing bridge: a count site and a branch site of a plan, as
  * estimators/placement.h describes them, patched together (their windows do not overlap: the
  * count window is add, add; the branch window add $1, cmp, jb would, so the branch site goes
@@ -523,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_calls),        cmocka_unit_test(test_flags_live),
 		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
 		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
+		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
