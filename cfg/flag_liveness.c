@@ -66,7 +66,7 @@ static bool count_may_be_zero(const cs_insn *in)
 		return true;
 	last = &x->operands[x->op_count - 1];
 	if (last->type == X86_OP_IMM)
-		return (last->imm & 0x1f) == 0; /* masked by 0x1f, or 0x3f for 64 bits */
+		return (last->imm & (x->operands[0].size == 8 ? 0x3f : 0x1f)) == 0;
 	if (x->op_count == 1)
 		return false; /* shl %eax (by 1) */
 	return true;   /* by %cl */
@@ -105,6 +105,11 @@ void flag_liveness__insn_effect(const cs_insn *in, uint8_t *use, uint8_t *def)
 		*def = 0;
 		return;
 	case X86_INS_SYSCALL:
+		/* The kernel returns with the arithmetic flags as they were (sysret restores
+		 * them from r11): they pass through, neither read nor written. */
+		*use = 0;
+		*def = 0;
+		return;
 	case X86_INS_SYSENTER:
 	case X86_INS_INT:
 	case X86_INS_INT1:

@@ -4,10 +4,12 @@
  * capstone from the ELF image. An in-process counter increment (`incq`, which writes OF SF ZF
  * AF PF and keeps CF) may go bare where none of the flags it writes is live, and must save and
  * restore them elsewhere. The analysis is sound rather than precise: flags are dead after a
- * call, at a return and at a tail call (the ABI keeps no flag across them), and all live at an
- * unresolved indirect jump, at an edge to EXIT of another kind, at a trap, at a system call
- * and before any instruction that cannot be decoded; an instruction that only writes flags
- * under a condition (a shift by %cl, rep cmps/scas) kills none.
+ * call, at a return and at a tail call (the ABI keeps no flag across them: a hand-written
+ * callee reading flags its caller set is assumed absent), pass through a syscall (the kernel
+ * restores them), and are all live at an unresolved indirect jump, at an edge to EXIT of
+ * another kind, at a trap or int, and before any instruction that cannot be decoded; an
+ * instruction that only writes flags under a condition (a shift by %cl, rep cmps/scas) kills
+ * none.
  */
 #ifndef EDGEPROF_CFG_FLAG_LIVENESS_H
 #define EDGEPROF_CFG_FLAG_LIVENESS_H

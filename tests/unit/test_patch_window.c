@@ -247,12 +247,15 @@ static void test_insn_effects(void **state)
 		{ { 0xd1, 0xd0 }, 2, FLAG_CF, FLAG_CF | FLAG_OF }, /* rcl $1: reads CF */
 		{ { 0xf5 }, 1, FLAG_CF, FLAG_CF },             /* cmc */
 		{ { 0xd3, 0xe0 }, 2, 0, 0 },                    /* shl %cl: may write none */
+		{ { 0xc1, 0xe0, 0x20 }, 3, 0, 0 },              /* shl $32,%eax: masked to 0 */
+		{ { 0x48, 0xc1, 0xe8, 0x20 }, 4, 0, FLAG_ALL }, /* shr $32,%rax: writes */
 		{ { 0xf3, 0xa6 }, 2, 0, 0 },                    /* repe cmpsb: may run 0 times */
 		{ { 0x9c }, 1, FLAG_ALL, 0 },                   /* pushfq */
 		{ { 0x48, 0xff, 0xc0 }, 3, 0, FLAG_INC_WRITES }, /* inc keeps CF */
 		{ { 0x0f, 0x92, 0xc0 }, 3, FLAG_CF, 0 },        /* setb */
 		{ { 0x74, 0x00 }, 2, FLAG_ZF, 0 },              /* je */
-		{ { 0x0f, 0x05 }, 2, FLAG_ALL, 0 },             /* syscall */
+		{ { 0x0f, 0x05 }, 2, 0, 0 },                    /* syscall: passes them */
+		{ { 0xcd, 0x80 }, 2, FLAG_ALL, 0 },             /* int $0x80 */
 		{ { 0xe8, 0, 0, 0, 0 }, 5, 0, FLAG_ALL },       /* call */
 	};
 	csh cs;
