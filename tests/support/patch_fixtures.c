@@ -211,6 +211,25 @@ __asm__(".text\n"
 	"  ret\n"
 	".size pf_shift,.-pf_shift\n"
 
+	/* pf_redzone(a, b): a leaf keeping a in its red zone across a flags-live count window
+	 * (pf_redzone_b): (a < b ? 1 : 2) + a. */
+	".globl pf_redzone\n.type pf_redzone,@function\n.p2align 4\n"
+	"pf_redzone:\n"
+	"  mov %edi,-8(%rsp)\n"
+	"  mov %edi,-128(%rsp)\n"
+	"  cmp %esi,%edi\n"
+	"  jmp pf_redzone_b\n"
+	".globl pf_redzone_b\npf_redzone_b:\n"
+	"  mov $1,%eax\n"
+	"  jl 1f\n"
+	"  mov $2,%eax\n"
+	"1:\n"
+	"  add -8(%rsp),%eax\n"
+	"  sub -128(%rsp),%eax\n"
+	"  add -8(%rsp),%eax\n"
+	"  ret\n"
+	".size pf_redzone,.-pf_redzone\n"
+
 	/* pf_tail(x): flags set, then a tail call: dead at the jmp. */
 	".globl pf_tail\n.type pf_tail,@function\n.p2align 4\n"
 	"pf_tail:\n"

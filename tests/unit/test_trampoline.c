@@ -8,6 +8,7 @@
  * lock prefixes, and the windows the generator refuses.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -345,6 +346,75 @@ static void test_flags_live(void **state)
 	assert_int_equal(flags_run(TRAMP_SAVE_PUSHF, false, &n), 0);
 	assert_int_equal(n, NPAIRS);
 	assert_true(flags_run(TRAMP_SAVE_LAHF, true, &n) > 0); /* the control */
+}
+
+/* A leaf's red zone survives a flag-saving increment (it saves rax below the red zone). */
+static void test_red_zone(void **state)
+{
+	size_t fi = func_index("pf_redzone");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	for (int save = 0; save < 2; save++) {
+		assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_redzone_b),
+							      NULL, 0, 0, &w),
+				 0);
+		assert_int_equal(w.cls, PATCH_FLAGSAVE);
+		sp = spec_of(&w, 12);
+		sp.entry_counter = 15;
+		sp.flagsave = (uint8_t)save;
+		counters[15] = 0;
+		install(&sp, &b);
+		assert_int_equal(pf_redzone(3, 5), 1 + 3);
+		assert_int_equal(pf_redzone(9, 5), 2 + 9);
+		assert_int_equal(pf_redzone(-4, -4), 2 - 4);
+		assert_int_equal(counters[15], 3);
+		uninstall(&b);
+	}
+}
+
+struct loop_arg {
+	uint32_t n, reps;
+};
+
+static void *loop_thread(void *p)
+{
+	const struct loop_arg *a = p;
+
+	for (uint32_t r = 0; r < a->reps; r++)
+		if (pf_loop(a->n) != a->n * (a->n - 1) / 2)
+			return (void *)1;
+	return NULL;
+}
+
+/* Locked increments stay exact with two threads bumping one counter. */
+static void test_threads_atomic(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	struct loop_arg a = { 1000, 2000 };
+	pthread_t t[2];
+	void *rc[2];
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      0, &w),
+			 0);
+	sp = spec_of(&w, 13);
+	sp.entry_counter = 16;
+	sp.atomic = true;
+	counters[16] = 0;
+	install(&sp, &b);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(pthread_create(&t[k], NULL, loop_thread, &a), 0);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(pthread_join(t[k], &rc[k]), 0);
+		assert_null(rc[k]);
+	}
+	assert_int_equal(counters[16], 2ull * a.n * a.reps);
+	uninstall(&b);
 }
 
 static void test_branch_flags(void **state)
@@ -722,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
 		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
 		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
+		cmocka_unit_test(test_red_zone),     cmocka_unit_test(test_threads_atomic),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
