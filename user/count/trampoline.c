@@ -89,10 +89,32 @@ static void mark(struct emitter *e, bool clean, uint64_t orig, uint32_t pending)
 	pc->clean = clean;
 }
 
+/* Where a jump to original address TO may go instead: a trampoline that starts with what a
+ * thread at TO would run (the site's own, or one of the caller's shortcuts). */
+static uint64_t shortcut(const struct emitter *e, uint64_t to)
+{
+	const struct tramp_spec *sp = e->sp;
+	uint32_t lo = 0, hi = sp->nredirect;
+
+	if (to == sp->site)
+		return sp->tramp;
+	while (sp->redirect_site && lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (sp->redirect_site[mid] == to)
+			return sp->redirect_tramp[mid];
+		if (sp->redirect_site[mid] < to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return to;
+}
+
 static void jmp_to(struct emitter *e, uint64_t to)
 {
 	put1(e, 0xe9);
-	put32(e, (uint32_t)rel32(e, here(e) + 4, to));
+	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to)));
 }
 
 /* `incq counter(%rip)` behind the switchable prefix. */
@@ -238,11 +260,20 @@ static bool relocate(struct emitter *e, const cs_insn *in, enum reloc_kind kind)
 		put1(e, (uint8_t)(0x80 | jcc_cc(in)));
 		jcc_at = e->pos;
 		put32(e, 0);
+		if (sp->taken_counter == PATCH_NO_COUNTER && !e->err) {
+			/* Nothing to count when taken: the jcc goes to the target itself. */
+			int32_t d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target));
+
+			memcpy(e->buf + jcc_at, &d, 4);
+			jcc_at = UINT32_MAX;
+		}
 		/* not taken */
 		mark(e, true, next, sp->not_taken_counter);
 		increment(e, sp->not_taken_counter, sp->live_not_taken, next);
 		mark(e, true, next, PATCH_NO_COUNTER);
 		jmp_to(e, next);
+		if (jcc_at == UINT32_MAX)
+			return true;
 		/* taken */
 		if (!e->err) {
 			int32_t d = rel32(e, sp->tramp + jcc_at + 4, here(e));

@@ -61,6 +61,13 @@ struct tramp_spec {
 	uint8_t live_entry, live_taken, live_not_taken; /* flags live where each goes */
 	bool atomic;             /* lock prefixes from the start */
 	uint8_t flagsave;        /* enum tramp_flagsave */
+	/* Optional jump shortcuts: other windows' sites, sorted, and their trampolines. A jump
+	 * the trampoline makes to one of those sites (a branch target, the fall-through, the jump
+	 * back, a call's target) goes straight to that trampoline, saving a jump per hit. Only
+	 * valid while those windows stay installed with this one (installed and removed
+	 * together). A jump to this window's own site always goes to its own trampoline. */
+	const uint64_t *redirect_site, *redirect_tramp;
+	uint32_t nredirect;
 };
 
 /* The most bytes a trampoline takes. */
