@@ -6,6 +6,7 @@
 #include "user/count/trampoline.h"
 
 #include <capstone/capstone.h>
+#include <cpuid.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,15 @@ static void incq(struct emitter *e, uint32_t c)
 	put32(e, (uint32_t)rel32(e, here(e) + 4, slot));
 }
 
+/* Whether lahf/sahf work in 64-bit mode here (CPUID 0x80000001 ECX bit 0; missing only on
+ * the earliest x86-64 CPUs): else flag saves use pushfq/popfq. */
+static bool have_lahf(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & 1);
+}
+
 /* Counter C's increment where LIVE flags are live; the stretch before it is the caller's.
  * Ends with a clean stretch at ORIG (nothing pending). */
 static void increment(struct emitter *e, uint32_t c, uint8_t live, uint64_t orig)
@@ -145,7 +155,7 @@ static void increment(struct emitter *e, uint32_t c, uint8_t live, uint64_t orig
 		return;
 	if (!(live & FLAG_INC_WRITES)) {
 		incq(e, c);
-	} else if (e->sp->flagsave == TRAMP_SAVE_PUSHF) {
+	} else if (e->sp->flagsave == TRAMP_SAVE_PUSHF || !have_lahf()) {
 		put(e, lea_down, sizeof(lea_down));
 		mark(e, false, orig, PATCH_NO_COUNTER);
 		put1(e, 0x9c); /* pushfq */
