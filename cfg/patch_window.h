@@ -94,6 +94,7 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
  * PROBE_PATCH / PROBE_PATCH_FLAGS, 0 for none). PROG is the program PA was built from. */
 void patch_analysis__apply(const struct patch_analysis *pa, struct cfg_program *prog);
 
+/* Releases what PA holds. Safe on a zeroed or already released PA. */
 void patch_analysis__release(struct patch_analysis *pa);
 
 /* A window found by a query below. */
