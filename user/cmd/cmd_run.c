@@ -94,6 +94,11 @@ static int attach_probes(void *arg, int pid)
 	return session__count_pid(s, pid);
 }
 
+static int watch(void *arg, const char *path, uint64_t file_offset)
+{
+	return session__watch(arg, path, file_offset);
+}
+
 static void spawned(void *arg, int parent, int child, bool thread)
 {
 	session__spawned(arg, parent, child, thread);
@@ -162,7 +167,7 @@ int cmd_run(int argc, char **argv)
 	size_t nlibs = 0;
 	bool written = false;
 	struct session_object *main_obj;
-	uint64_t early;
+	uint64_t early, early_offset = 0;
 
 	optind = 1;
 	opterr = 0; /* one message per error: ours, not getopt's too */
@@ -202,6 +207,10 @@ int cmd_run(int argc, char **argv)
 	main_obj = &s.objs[0];
 	early = early_stop_site(&main_obj->prog, &main_obj->pl);
 	session__avoid(&s, early);
+	/* The early stop and the library functions are watched by uprobes, never broken on:
+	 * nothing of edgeprof's is left in the program if edgeprof dies. */
+	if (early && elf_image__vaddr_to_offset(&main_obj->img, early, &early_offset))
+		early_offset = 0;
 	if (nlibs && !early) {
 		pr_err("'%s': no place to stop once its libraries are loaded: --lib is not possible",
 		       binary);
@@ -210,6 +219,7 @@ int cmd_run(int argc, char **argv)
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
 						.spawned = spawned, .before_unwind = before_unwind,
+						.watch = watch, .early_offset = early_offset,
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,

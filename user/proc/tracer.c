@@ -95,6 +95,7 @@ struct tracer {
 	long early_word;     /* the word it replaced */
 	int early_pid;
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
+	bool watching; /* tracer__run with hooks->watch: no breakpoint written either */
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -876,14 +877,33 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 	return 1 + BP_PTHREAD_EXIT;
 }
 
+static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+
+/* The one-shot early stop (see tracer_hooks.early_stop), watched (the thread has run the
+ * watched instruction): watches the process's library functions, the C library being loaded
+ * now. */
+static bool early_watch_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+
+	if (!t->early || tgid != t->early_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
+	    regs.rip < t->early || regs.rip >= t->early + 16)
+		return false;
+	t->early = 0;
+	watch_install(t, tgid, t->hooks);
+	if (t->hooks && t->hooks->loaded && t->hooks->loaded(t->hooks->ctx, tgid))
+		pr_debug("process %d: the load hook failed", tgid);
+	return true;
+}
+
 /* The one-shot early stop (see tracer_hooks.early_stop): puts the original word back,
  * rewinds the thread and sets the process's breakpoints, the C library being loaded now. */
 static bool early_hit(struct tracer *t, int tid, int tgid)
 {
 	struct user_regs_struct regs;
 
-	if (!t->early || tgid != t->early_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
-	    regs.rip != t->early + 1)
+	if (t->watching || !t->early || tgid != t->early_pid ||
+	    ptrace(PTRACE_GETREGS, tid, NULL, &regs) || regs.rip != t->early + 1)
 		return false;
 	if (ptrace(PTRACE_POKEDATA, tid, (void *)t->early, (void *)t->early_word))
 		pr_warn("thread %d: cannot remove the start breakpoint: %s", tid, strerror(errno));
@@ -905,10 +925,22 @@ static void early_place(struct tracer *t, int pid, const char *path, uint64_t va
 	char *exe = realpath(path, NULL);
 	uint64_t base = exe ? proc_maps__base(pid, exe) : 0;
 
-	free(exe);
-	if (!base)
+	if (!base) {
+		free(exe);
 		return;
+	}
 	t->early = vaddr + base - (load_vaddr & ~0xfffULL);
+	if (t->watching) {
+		if (t->hooks->watch(t->hooks->ctx, exe, t->hooks->early_offset)) {
+			pr_debug("cannot watch the start instruction");
+			t->early = 0;
+		} else {
+			t->early_pid = pid;
+		}
+		free(exe);
+		return;
+	}
+	free(exe);
 	errno = 0;
 	t->early_word = ptrace(PTRACE_PEEKDATA, pid, (void *)t->early, NULL);
 	if (errno || ptrace(PTRACE_POKEDATA, pid, (void *)t->early,
@@ -1015,7 +1047,7 @@ static void kill_and_reap(int pid)
 }
 
 /* Starts PATH stopped after its exec. Returns the pid, or a negative errno (reported). */
-static int start_program(const char *path, char *const argv[])
+static int start_program(const char *path, char *const argv[], bool exitkill)
 {
 	struct start_error se;
 	int fds[2], pid, st, err;
@@ -1069,7 +1101,8 @@ static int start_program(const char *path, char *const argv[])
 	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
+				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
+				  (exitkill ? PTRACE_O_EXITKILL : 0)))) {
 		err = errno;
 		kill_and_reap(pid);
 		pr_err("cannot trace '%s': PTRACE_SETOPTIONS: %s", path, strerror(err));
@@ -1144,7 +1177,7 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	case PTRACE_EVENT_CLONE:
 		/* Threads may call pthread_exit: catch it from the first one on (the parent
 		 * is stopped and the new thread has not run yet). */
-		if (!t->attached)
+		if (!t->attached && !t->watching)
 			breakpoint_install(t, task->tid, task->tgid);
 		/* fall through */
 	case PTRACE_EVENT_FORK:
@@ -1228,6 +1261,19 @@ static void event_loop(struct tracer *t)
 
 			if (sig == SIGTRAP && early_hit(t, tid, task->tgid))
 				goto resume;
+			if (sig == EP_NOTIFY_SIGNAL && t->watching) {
+				if (early_watch_hit(t, tid, task->tgid))
+					goto resume;
+				hit = watch_hit(t, tid, task->tgid);
+				if (hit == 1 + BP_PTHREAD_EXIT) {
+					task = task_find(t, tid);
+					task->at_pthread_exit = true;
+					task->bp_first = before;
+					task->bp_count = res->nevents - before;
+				}
+				if (hit)
+					goto resume;
+			}
 			if (sig == SIGTRAP && (hit = breakpoint_hit(t, tid, task->tgid))) {
 				if (hit != 1 + BP_PTHREAD_EXIT)
 					goto resume;
@@ -1266,7 +1312,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 			return rc;
 		}
 	}
-	pid = start_program(path, argv);
+	t.watching = hooks && hooks->watch && hooks->early_stop && hooks->early_offset;
+	pid = start_program(path, argv, !t.watching);
 	if (pid < 0) {
 		free(t.exe_path);
 		return pid;

@@ -57,6 +57,13 @@ struct tracer_hooks {
 	 * longjmp are not accounted for. */
 	uint64_t early_stop;
 	uint64_t load_vaddr;
+	/* tracer__run: with WATCH set (and EARLY_OFFSET, the early stop's file offset in the
+	 * binary), nothing is ever written into the program: the early stop and the library
+	 * functions above are watched (a uprobe signals the thread) rather than broken on with
+	 * int3, and the program is not killed when edgeprof dies, so it runs on correctly if
+	 * edgeprof is killed. Without WATCH, int3 breakpoints, and the program dies with
+	 * edgeprof. */
+	uint64_t early_offset;
 	/* tracer__attach only: called while every thread of the process is stopped, its
 	 * stacks unwound, right before it is let go (PID stops being counted). May be NULL. */
 	int (*stopping)(void *ctx, int pid);
