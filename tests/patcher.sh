@@ -3,13 +3,16 @@
 # syscalls in user/proc/remote.c): builds tests/patcher_test.c with them and the program
 # tests/patcher/target (NFUNCS functions of tests/patcher/funcs.S with a known 6-byte prologue,
 # each counting its own calls in calls[k]: the oracle), and runs the driver's three modes:
-#   run     patched at the exec stop (PIE and non-PIE builds; 1 thread, 4 threads with the
+#   run     patched at the exec stop (PIE and non-PIE builds, and at a PTRACE_EVENT_EXEC stop
+#           inside execve; 1 thread, 4 threads with the
 #           increments turned atomic at the first clone, and a forked child that gets its
 #           original bytes back): every counter equals the program's own count at its exit
 #   attach  6 windows on a running 4-thread program (PTRACE_SEIZE + interrupt): counters equal
 #           the calls made in the window (threads caught in flight accounted for), one thread
 #           stepped into a trampoline each time and moved out, text equal to the file's, no pc
 #           in a region, regions gone from /proc/PID/maps; also with 2048 sites
+#           and with the main thread blocked in read() on a pipe (the remote mmap and munmap
+#           interrupt it there: it must still read its byte)
 #   kill    the patching helper is SIGKILLed while the program runs patched
 # and compares the program's stdout with a native run's each time. Prints the install and
 # remove times. Exit 0 pass, 77 skip (no gcc, not root, ptrace not permitted), else fail.
@@ -84,9 +87,11 @@ check run-1 run t8 8 -- 1 100000
 check run-4threads run t8 8 -- 4 100000
 check run-fork run t8 8 -- 3 50000 fork
 check run-nopie run t8nopie 8 -- 4 50000
+check run-exec-event run-ev t8 8 -- 2 50000
 check run-2048 run t2048 2048 -- 2 100
 check attach-4threads attach t8 8 6 -- 4 30000000
 check attach-2048 attach t2048 2048 3 -- 4 30000
+check attach-blocked attach t8 8 4 -- 3 30000000 block
 check kill kill t8 8 -- 4 10000000
 
 checks_summary patcher

@@ -6,7 +6,8 @@
  * hand-assembles a blob: the site gets `jmp tramp_k; int3`, the trampoline `lock incq
  * counter_k(%rip)` (a 0x3e / 0xf0 prefix), the three displaced instructions and `jmp f_k + 6`.
  * Modes (each exits 0 when every check held, prints "FAIL: ..." lines and exits 1 otherwise):
- *   run FUNCS CALLS PROG ARGS...     starts PROG under ptrace, patches at the exec stop, turns
+ *   run FUNCS CALLS PROG ARGS...     starts PROG under ptrace, patches at the exec stop (run-ev:
+ *                                    at the PTRACE_EVENT_EXEC stop inside execve), turns
  *                                    the increments atomic at the first clone, restores the
  *                                    sites in a forked child, and at the main thread's exit
  *                                    compares every counter with the program's calls[k]
@@ -299,7 +300,7 @@ static int wait_stopped(int tid)
 
 /* --- run mode ------------------------------------------------------------------------------ */
 
-static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv)
+static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv, bool at_event)
 {
 	struct target t = {.nfuncs = nfuncs};
 	struct patcher *p = NULL;
@@ -313,6 +314,8 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv)
 	pid = fork();
 	if (pid == 0) {
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		if (at_event)
+			raise(SIGSTOP);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -321,7 +324,17 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv)
 		return 1;
 	ptrace(PTRACE_SETOPTIONS, pid, NULL,
 	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEEXIT |
-			      PTRACE_O_EXITKILL));
+			      PTRACE_O_EXITKILL | (at_event ? PTRACE_O_TRACEEXEC : 0)));
+	if (at_event) {
+		/* Patch at the PTRACE_EVENT_EXEC stop, inside execve: its return value is
+		 * written to rax on the way out, after the remote system calls. */
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 ||
+		    (status = wait_stopped(pid)) < 0 || status >> 16 != PTRACE_EVENT_EXEC) {
+			FAIL("no PTRACE_EVENT_EXEC stop");
+			kill(pid, SIGKILL);
+			return 1;
+		}
+	}
 	t0 = now();
 	if (target_locate(&t, funcs, calls) || patcher__open(&p, pid, pid) < 0 ||
 	    patcher__add_region(p, t.text_lo, t.text_hi, nfuncs, STRIDE * nfuncs, &r) < 0 ||
@@ -520,6 +533,14 @@ static int one_window(struct target *t, int w, int windows)
 		return -1;
 	}
 	nexcluded = exclusions(t, tids, n, exclude);
+	{
+		struct user_regs_struct regs;
+
+		/* Where the remote system calls run: in a system call (orig_rax >= 0) or not. */
+		if (ptrace(PTRACE_GETREGS, tids[0], NULL, &regs) == 0)
+			fprintf(stderr, "window %d: remote calls in thread %d, orig_rax %lld rax %lld\n",
+				w + 1, tids[0], (long long)regs.orig_rax, (long long)regs.rax);
+	}
 	read_mem(t->pid, t->calls, own0, 8 * t->nfuncs);
 	in_flight(t, NULL, tids, n, in0);
 	if (patcher__open(&p, t->pid, tids[0]) < 0 ||
@@ -544,10 +565,11 @@ static int one_window(struct target *t, int w, int windows)
 	for (int i = 0; i < n; i++)
 		if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0 || wait_stopped(tids[i]) < 0)
 			FAIL("window %d: cannot stop thread %d", w, tids[i]);
-	/* One thread, at a chosen trampoline offset, for patcher__remove to move out. */
-	if (!step_into(p, tids[0], offs[w % 6]))
-		FAIL("window %d: thread %d never reached offset %u of a trampoline", w, tids[0],
-		     offs[w % 6]);
+	/* One thread (the last: the first may be blocked in a system call, where the remote
+	 * system calls run), at a chosen trampoline offset, for patcher__remove to move out. */
+	if (!step_into(p, tids[n - 1], offs[w % 6]))
+		FAIL("window %d: thread %d never reached offset %u of a trampoline", w,
+		     tids[n - 1], offs[w % 6]);
 	read_mem(t->pid, t->calls, own1, 8 * t->nfuncs);
 	in_flight(t, p, tids, n, in1);
 	for (int i = 0; i < n; i++)
@@ -584,9 +606,9 @@ static int one_window(struct target *t, int w, int windows)
 	fprintf(stderr,
 		"window %d/%d: %d threads, %zu sites (%d left out): install %.3f ms, remove %.3f "
 		"ms; held %.1f ms at the attach, %.1f ms at the detach; counter[0] %" PRIu64
-		"; thread 0 moved from %#" PRIx64 "\n",
+		"; thread %d moved from %#" PRIx64 "\n",
 		w + 1, windows, n, bl.n, nexcluded, t_install * 1e3, t_remove * 1e3, held * 1e3,
-		(now() - t0) * 1e3, cnt[0], pcs[0]);
+		(now() - t0) * 1e3, cnt[0], tids[n - 1], pcs[n - 1]);
 	patcher__close(p);
 	blobs_free(&bl);
 	free(exclude);
@@ -719,8 +741,8 @@ int main(int argc, char **argv)
 	nfuncs = atoi(argv[2]);
 	funcs = strtoull(argv[3], NULL, 0);
 	calls = strtoull(argv[4], NULL, 0);
-	if (strcmp(argv[1], "run") == 0)
-		return mode_run(funcs, calls, nfuncs, argv + 5);
+	if (strcmp(argv[1], "run") == 0 || strcmp(argv[1], "run-ev") == 0)
+		return mode_run(funcs, calls, nfuncs, argv + 5, strcmp(argv[1], "run-ev") == 0);
 	if (strcmp(argv[1], "attach") == 0 && argc > 7)
 		return mode_attach(funcs, calls, nfuncs, atoi(argv[5]), argv + 6);
 	if (strcmp(argv[1], "kill") == 0)

@@ -1,7 +1,9 @@
 /*
  * The program patched by tests/patcher.sh: NTHREADS threads (the main one included) each call
  * the NFUNCS functions of funcs.S in turn ITERS times, chaining a value through them; with
- * "fork", a child forked first does the same alone. Prints each thread's value and the
+ * "fork", a child forked first does the same alone; with "block", the main thread does no
+ * work but waits in read() on a pipe the last thread to finish writes to (a thread blocked in
+ * a system call, for the remote system calls to interrupt). Prints each thread's value and the
  * per-function call counts the program itself kept (calls[]), so that a patched run's output
  * can be compared with a native run's.
  */
@@ -17,6 +19,7 @@ uint64_t calls[NFUNCS];
 extern char funcs_start[];
 
 static long iters;
+static int pipefd[2], running;
 
 static void *work(void *arg)
 {
@@ -25,6 +28,9 @@ static void *work(void *arg)
 	for (long i = 0; i < iters; i++)
 		for (int k = 0; k < NFUNCS; k++)
 			acc = ((uint32_t(*)(uint32_t))(funcs_start + 32 * k))(acc + (uint32_t)i);
+	if (__atomic_sub_fetch(&running, 1, __ATOMIC_SEQ_CST) == 0 && pipefd[1] &&
+	    write(pipefd[1], "x", 1) != 1)
+		abort();
 	return (void *)(uintptr_t)acc;
 }
 
@@ -58,9 +64,24 @@ int main(int argc, char **argv)
 		}
 		waitpid(child, NULL, 0); /* the child's output first, always */
 	}
-	for (int t = 1; t < nthreads; t++)
-		pthread_create(&th[t], NULL, work, (void *)(uintptr_t)t);
-	acc[0] = (uintptr_t)work((void *)0);
+	if (argc > 3 && strcmp(argv[3], "block") == 0) {
+		char c;
+		ssize_t n;
+
+		if (pipe(pipefd))
+			return 1;
+		running = nthreads - 1;
+		for (int t = 1; t < nthreads; t++)
+			pthread_create(&th[t], NULL, work, (void *)(uintptr_t)t);
+		n = read(pipefd[0], &c, 1); /* interrupted by every remote system call */
+		printf("main read %zd '%c'\n", n, n == 1 ? c : '?');
+		acc[0] = 0;
+	} else {
+		running = nthreads;
+		for (int t = 1; t < nthreads; t++)
+			pthread_create(&th[t], NULL, work, (void *)(uintptr_t)t);
+		acc[0] = (uintptr_t)work((void *)0);
+	}
 	for (int t = 1; t < nthreads; t++) {
 		void *r;
 
