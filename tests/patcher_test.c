@@ -15,7 +15,8 @@
  *                                    threads, installs, lets it run, stops it, steps one
  *                                    thread into a trampoline, removes, and checks counters
  *                                    against calls[] (threads in flight accounted for), the
- *                                    text against the file, pcs and maps
+ *                                    text against the file, pcs and maps (window 4: a frame pc
+ *                                    in a trampoline is passed: its region must stay mapped)
  *   kill FUNCS CALLS PROG ARGS...    a helper process patches the running PROG and is
  *                                    SIGKILLed while PROG runs patched
  * (NFUNCS comes first: `MODE NFUNCS FUNCS CALLS ...`.) FUNCS and CALLS are the ELF vaddrs of
@@ -335,16 +336,24 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv, boo
 			return 1;
 		}
 	}
+	if (target_locate(&t, funcs, calls)) {
+		FAIL("cannot locate the text");
+		kill(pid, SIGKILL);
+		return 1;
+	}
 	t0 = now();
-	if (target_locate(&t, funcs, calls) || patcher__open(&p, pid, pid) < 0 ||
-	    patcher__add_region(p, t.text_lo, t.text_hi, nfuncs, STRIDE * nfuncs, &r) < 0 ||
-	    blobs_make(&bl, &t, &r, NULL, false) < 0) {
-		FAIL("cannot locate the text, map the regions or make the blobs");
+	if (patcher__open(&p, pid, pid) < 0 ||
+	    patcher__add_region(p, t.text_lo, t.text_hi, nfuncs, STRIDE * nfuncs, &r) < 0) {
+		FAIL("cannot map the regions");
 		kill(pid, SIGKILL);
 		return 1;
 	}
 	fprintf(stderr, "time map regions: %.6f s (at %#" PRIx64 ", code at %#" PRIx64 ")\n",
 		now() - t0, r.tramp_base, t.text_lo);
+	if (blobs_make(&bl, &t, &r, NULL, false) < 0) {
+		kill(pid, SIGKILL);
+		return 1;
+	}
 	if (r.tramp_base + r.tramp_size != r.counters_base ||
 	    !mapped(pid, r.tramp_base, r.tramp_base + 1) ||
 	    !mapped(pid, r.counters_base, r.counters_base + 1))
@@ -521,7 +530,7 @@ static int one_window(struct target *t, int w, int windows)
 	bool *exclude = calloc(t->nfuncs, sizeof(bool));
 	uint64_t *own0 = calloc(t->nfuncs, 8), *in0 = calloc(t->nfuncs, 8);
 	uint64_t *own1 = calloc(t->nfuncs, 8), *in1 = calloc(t->nfuncs, 8);
-	uint64_t *cnt = calloc(t->nfuncs, 8), pcs[MAX_TASKS];
+	uint64_t *cnt = calloc(t->nfuncs, 8), pcs[MAX_TASKS], frame;
 	bool unclean0 = w % 2 == 1;
 	double t0, held, t_install, t_remove;
 	int kept, nexcluded;
@@ -574,10 +583,12 @@ static int one_window(struct target *t, int w, int windows)
 	in_flight(t, p, tids, n, in1);
 	for (int i = 0; i < n; i++)
 		pcs[i] = get_pc(tids[i]);
+	/* In window 4, a signal frame "resumes" in a trampoline: its region must stay. */
+	frame = r.tramp_base + STRIDE + 9;
 	t_remove = now();
-	kept = patcher__remove(p, tids, n, NULL, 0);
+	kept = patcher__remove(p, tids, n, &frame, w == 3);
 	t_remove = now() - t_remove;
-	if (kept != 0)
+	if (kept != (w == 3))
 		FAIL("window %d: remove returned %d", w, kept);
 	patcher__read(p, cnt, t->nfuncs);
 	for (int k = 0; k < t->nfuncs; k++) {
@@ -599,8 +610,8 @@ static int one_window(struct target *t, int w, int windows)
 			     pc, orig);
 	}
 	check_text(t);
-	if (mapped(t->pid, r.tramp_base, r.counters_base + r.ncounters * 8ull))
-		FAIL("window %d: the regions are still mapped", w);
+	if (mapped(t->pid, r.tramp_base, r.counters_base + r.ncounters * 8ull) != (w == 3))
+		FAIL("window %d: the regions are %s mapped", w, w == 3 ? "not" : "still");
 	for (int i = 0; i < n; i++)
 		ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 	fprintf(stderr,
