@@ -51,11 +51,11 @@ static const uint8_t window[WIN] = {0x55, 0x48, 0x89, 0xe5, 0x89, 0xf8};
 
 static int fails;
 
-#define FAIL(...)                                                                                 \
-	do {                                                                                      \
-		fprintf(stderr, "FAIL: " __VA_ARGS__);                                            \
-		fprintf(stderr, "\n");                                                            \
-		fails++;                                                                          \
+#define FAIL(...)                                      \
+	do {                                           \
+		fprintf(stderr, "FAIL: " __VA_ARGS__); \
+		fprintf(stderr, "\n");                 \
+		fails++;                               \
 	} while (0)
 
 static double now(void)
@@ -118,7 +118,8 @@ static int target_locate(struct target *t, uint64_t funcs_vaddr, uint64_t calls_
 		unsigned long long lo, hi, off;
 		char perm[8], name[4096];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perm, &off, name) != 5 ||
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &lo, &hi, perm, &off, name) !=
+			5 ||
 		    strcmp(name, t->exe) != 0)
 			continue;
 		if (off == 0 && !have_base) {
@@ -177,7 +178,8 @@ static int blobs_make(struct blobs *bl, const struct target *t, const struct pat
 		if (exclude && exclude[k])
 			continue;
 		if (read_mem(t->pid, site, b->orig, WIN) || memcmp(b->orig, window, WIN)) {
-			FAIL("f_%d at %#" PRIx64 " does not start with the expected window", k, site);
+			FAIL("f_%d at %#" PRIx64 " does not start with the expected window", k,
+			     site);
 			return -EILSEQ;
 		}
 		b->site = site;
@@ -329,8 +331,8 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv, boo
 	if (at_event) {
 		/* Patch at the PTRACE_EVENT_EXEC stop, inside execve: its return value is
 		 * written to rax on the way out, after the remote system calls. */
-		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 ||
-		    (status = wait_stopped(pid)) < 0 || status >> 16 != PTRACE_EVENT_EXEC) {
+		if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 || (status = wait_stopped(pid)) < 0 ||
+		    status >> 16 != PTRACE_EVENT_EXEC) {
 			FAIL("no PTRACE_EVENT_EXEC stop");
 			kill(pid, SIGKILL);
 			return 1;
@@ -408,9 +410,11 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv, boo
 				FAIL("cannot read calls[]");
 			for (int k = 0; k < nfuncs; k++)
 				if (cnt[k] != own[k])
-					FAIL("f_%d: counter %" PRIu64 ", the program's own count %" PRIu64,
+					FAIL("f_%d: counter %" PRIu64
+					     ", the program's own count %" PRIu64,
 					     k, cnt[k], own[k]);
-			fprintf(stderr, "counter[0] %" PRIu64 " calls[0] %" PRIu64 " atomic %d forks %d\n",
+			fprintf(stderr,
+				"counter[0] %" PRIu64 " calls[0] %" PRIu64 " atomic %d forks %d\n",
 				cnt[0], own[0], atomic, children);
 		} else if (!ev && WSTOPSIG(status) != SIGTRAP && WSTOPSIG(status) != SIGSTOP) {
 			sig = WSTOPSIG(status);
@@ -418,8 +422,8 @@ static int mode_run(uint64_t funcs, uint64_t calls, int nfuncs, char **argv, boo
 				siginfo_t si;
 
 				ptrace(PTRACE_GETSIGINFO, tid, NULL, &si);
-				FAIL("thread %d: signal %d at pc %#" PRIx64 " (address %p)", tid, sig,
-				     get_pc(tid), si.si_addr);
+				FAIL("thread %d: signal %d at pc %#" PRIx64 " (address %p)", tid,
+				     sig, get_pc(tid), si.si_addr);
 			}
 		}
 		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
@@ -547,7 +551,8 @@ static int one_window(struct target *t, int w, int windows)
 
 		/* Where the remote system calls run: in a system call (orig_rax >= 0) or not. */
 		if (ptrace(PTRACE_GETREGS, tids[0], NULL, &regs) == 0)
-			fprintf(stderr, "window %d: remote calls in thread %d, orig_rax %lld rax %lld\n",
+			fprintf(stderr,
+				"window %d: remote calls in thread %d, orig_rax %lld rax %lld\n",
 				w + 1, tids[0], (long long)regs.orig_rax, (long long)regs.rax);
 	}
 	read_mem(t->pid, t->calls, own0, 8 * t->nfuncs);
@@ -577,8 +582,8 @@ static int one_window(struct target *t, int w, int windows)
 	/* One thread (the last: the first may be blocked in a system call, where the remote
 	 * system calls run), at a chosen trampoline offset, for patcher__remove to move out. */
 	if (!step_into(p, tids[n - 1], offs[w % 6]))
-		FAIL("window %d: thread %d never reached offset %u of a trampoline", w,
-		     tids[n - 1], offs[w % 6]);
+		FAIL("window %d: thread %d never reached offset %u of a trampoline", w, tids[n - 1],
+		     offs[w % 6]);
 	read_mem(t->pid, t->calls, own1, 8 * t->nfuncs);
 	in_flight(t, p, tids, n, in1);
 	for (int i = 0; i < n; i++)
@@ -596,7 +601,8 @@ static int one_window(struct target *t, int w, int windows)
 
 		if (cnt[k] != want)
 			FAIL("window %d: f_%d counted %" PRIu64 ", expected %" PRIu64
-			     " (calls %" PRIu64 " -> %" PRIu64 ", in flight %" PRIu64 " -> %" PRIu64 ")",
+			     " (calls %" PRIu64 " -> %" PRIu64 ", in flight %" PRIu64 " -> %" PRIu64
+			     ")",
 			     w, k, cnt[k], want, own0[k], own1[k], in0[k], in1[k]);
 	}
 	for (int i = 0; i < n; i++) {
@@ -604,10 +610,11 @@ static int one_window(struct target *t, int w, int windows)
 		int rc = patcher__orig_of(p, pcs[i], &orig);
 
 		if (in_regions(p, pc))
-			FAIL("window %d: thread %d left at %#" PRIx64 " in a region", w, tids[i], pc);
+			FAIL("window %d: thread %d left at %#" PRIx64 " in a region", w, tids[i],
+			     pc);
 		else if (rc == 1 && pc != orig)
-			FAIL("window %d: thread %d moved to %#" PRIx64 ", not %#" PRIx64, w, tids[i],
-			     pc, orig);
+			FAIL("window %d: thread %d moved to %#" PRIx64 ", not %#" PRIx64, w,
+			     tids[i], pc, orig);
 	}
 	check_text(t);
 	if (mapped(t->pid, r.tramp_base, r.counters_base + r.ncounters * 8ull) != (w == 3))
@@ -744,9 +751,10 @@ int main(int argc, char **argv)
 	int nfuncs;
 
 	if (argc < 7) {
-		fprintf(stderr,
-			"usage: %s run|attach|kill NFUNCS FUNCS CALLS [WINDOWS] PROG NTHREADS ...\n",
-			argv[0]);
+		fprintf(
+		    stderr,
+		    "usage: %s run|attach|kill NFUNCS FUNCS CALLS [WINDOWS] PROG NTHREADS ...\n",
+		    argv[0]);
 		return 2;
 	}
 	nfuncs = atoi(argv[2]);

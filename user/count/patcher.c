@@ -279,8 +279,8 @@ static void *map_local(int pid, uint64_t lo, uint64_t hi)
 	return m;
 }
 
-static int remote_call(struct patcher *p, int tid, long nr, uint64_t a0, uint64_t a1,
-		       uint64_t a2, uint64_t a3, int64_t *ret)
+static int remote_call(struct patcher *p, int tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		       uint64_t a3, int64_t *ret)
 {
 	const uint64_t args[6] = {a0, a1, a2, a3, (uint64_t)-1, 0};
 
@@ -608,7 +608,8 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 		int e = mem_read(mem, k->lo, old + k->at, k->hi - k->lo);
 
 		if (e) {
-			pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo, strerror(-e));
+			pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo,
+			       strerror(-e));
 			err = e;
 			goto out;
 		}
@@ -648,7 +649,8 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 			continue;
 		/* Undo this chunk (it may be written in part) and the ones before. */
 		for (size_t u = 0; u <= c; u++)
-			mem_write(mem, chunks[u].lo, old + chunks[u].at, chunks[u].hi - chunks[u].lo);
+			mem_write(mem, chunks[u].lo, old + chunks[u].at,
+				  chunks[u].hi - chunks[u].lo);
 		break;
 	}
 out:
@@ -707,8 +709,8 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 	for (size_t i = 1; i < total; i++)
 		if (by_site[i - 1]->site + by_site[i - 1]->len > by_site[i]->site) {
 			err = -EINVAL;
-			pr_err("process %d: patches at %#" PRIx64 " and %#" PRIx64 " overlap", p->pid,
-			       by_site[i - 1]->site, by_site[i]->site);
+			pr_err("process %d: patches at %#" PRIx64 " and %#" PRIx64 " overlap",
+			       p->pid, by_site[i - 1]->site, by_site[i]->site);
 			goto out;
 		}
 	qsort(all, total, sizeof(*all), site_cmp_tramp);
@@ -859,8 +861,8 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count)
 		}
 		if (step == MAX_STEPS) {
 			err = -ELOOP;
-			pr_err("thread %d: still in a trampoline at %#" PRIx64 " after %d steps", tid,
-			       (uint64_t)regs.rip, MAX_STEPS);
+			pr_err("thread %d: still in a trampoline at %#" PRIx64 " after %d steps",
+			       tid, (uint64_t)regs.rip, MAX_STEPS);
 			break;
 		}
 		err = remote__single_step(tid, &held);
