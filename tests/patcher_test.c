@@ -574,7 +574,25 @@ static int one_window(struct target *t, int w, int windows)
 	held = now() - t0;
 	for (int i = 0; i < n; i++)
 		ptrace(PTRACE_CONT, tids[i], NULL, NULL);
-	usleep(30000);
+	/* The counters move while the program runs, read from our own mapping. */
+	{
+		uint64_t sum0 = 0, sum1 = 0;
+		int tries = 0;
+
+		patcher__read(p, cnt, t->nfuncs);
+		for (int k = 0; k < t->nfuncs; k++)
+			sum0 += cnt[k];
+		do {
+			usleep(10000);
+			patcher__read(p, cnt, t->nfuncs);
+			sum1 = 0;
+			for (int k = 0; k < t->nfuncs; k++)
+				sum1 += cnt[k];
+		} while (sum1 == sum0 && ++tries < 100);
+		if (sum1 == sum0)
+			FAIL("window %d: the counters did not move in 1 s of running", w);
+	}
+	usleep(20000);
 	t0 = now();
 	for (int i = 0; i < n; i++)
 		if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL) < 0 || wait_stopped(tids[i]) < 0)
