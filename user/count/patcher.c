@@ -564,13 +564,15 @@ struct chunk {
 
 /* Rewrites the sites SORTED[0, N) (by address, not overlapping) in the memory behind MEM
  * (of process PID): each site holding its FROM bytes (code, or orig when TO_ORIG) gets its TO
- * bytes. Sites less than a page apart are read and written as one chunk, so that every page
- * written holds a site, with one pread and one pwrite per chunk. STRICT (install): every site
+ * bytes. Sites less than GAP apart are read and written as one chunk (GAP = a page: every page
+ * written holds a site), with one pread and one pwrite per chunk; a chunk that cannot be read
+ * sets *READ_FAILED before anything is written (reported only when GAP is 0: the caller tries
+ * again with each site alone, in case of a hole between two sites). STRICT (install): every site
  * must hold FROM (else -EILSEQ, nothing written), and a failed write undoes the chunks
  * written before it. Not strict (restore): a site already holding TO is left, one holding
  * neither is reported and left (-EILSEQ at the end), the others are written. */
-static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
-			 bool strict)
+static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+			  bool strict, uint64_t gap, bool *read_failed)
 {
 	struct chunk *chunks = calloc(n ? n : 1, sizeof(*chunks));
 	uint8_t *old = NULL, *new = NULL;
@@ -584,7 +586,7 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const struct site *s = sorted[i];
 
-		if (nchunks && s->site < chunks[nchunks - 1].hi + PAGE) {
+		if (nchunks && s->site < chunks[nchunks - 1].hi + gap) {
 			chunks[nchunks - 1].hi = s->site + s->len;
 			chunks[nchunks - 1].end = i + 1;
 		} else {
@@ -608,9 +610,11 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 		int e = mem_read(mem, k->lo, old + k->at, k->hi - k->lo);
 
 		if (e) {
-			pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo,
-			       strerror(-e));
+			*read_failed = true;
 			err = e;
+			if (!gap)
+				pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo,
+				       strerror(-e));
 			goto out;
 		}
 		memcpy(new + k->at, old + k->at, k->hi - k->lo);
@@ -657,6 +661,19 @@ out:
 	free(chunks);
 	free(old);
 	free(new);
+	return err;
+}
+
+/* rewrite_chunks with sites less than a page apart in one chunk, or each site alone when
+ * such a chunk cannot be read. */
+static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+			 bool strict)
+{
+	bool read_failed = false;
+	int err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, PAGE, &read_failed);
+
+	if (read_failed) /* nothing was written yet */
+		err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, 0, &read_failed);
 	return err;
 }
 
