@@ -16,7 +16,8 @@
  *                                    thread into a trampoline, removes, and checks counters
  *                                    against calls[] (threads in flight accounted for), the
  *                                    text against the file, pcs and maps (window 4: a frame pc
- *                                    in a trampoline is passed: its region must stay mapped)
+ *                                    in a trampoline is passed: its region must stay mapped); a
+ *                                    second object's regions (libc's, nothing patched) too
  *   kill FUNCS CALLS PROG ARGS...    a helper process patches the running PROG and is
  *                                    SIGKILLed while PROG runs patched
  * (NFUNCS comes first: `MODE NFUNCS FUNCS CALLS ...`.) FUNCS and CALLS are the ELF vaddrs of
@@ -292,6 +293,40 @@ static bool mapped(int pid, uint64_t lo, uint64_t hi)
 	return found;
 }
 
+/* The first executable mapping of PID whose path contains NAME, in [*LO, *HI). */
+static bool exec_mapping(int pid, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+		char perm[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &a, &b, perm) == 3 && perm[2] == 'x' &&
+		    strstr(line, name)) {
+			*lo = a;
+			*hi = b;
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether every byte of R is within rel32 reach of every byte of [LO, HI). */
+static bool near(const struct patcher_region *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = r->tramp_base, b = r->counters_base + 8ull * r->ncounters;
+	uint64_t l = a < lo ? a : lo, h = b > hi ? b : hi;
+
+	return h - l < (1ull << 31);
+}
+
 static int wait_stopped(int tid)
 {
 	int status;
@@ -529,7 +564,8 @@ static int one_window(struct target *t, int w, int windows)
 	static const uint32_t offs[] = {0, 0, 9, 8, 14, 12};
 	int tids[MAX_TASKS], n;
 	struct patcher *p = NULL;
-	struct patcher_region r;
+	struct patcher_region r, r2 = {0};
+	uint64_t libc_lo = 0, libc_hi = 0;
 	struct blobs bl;
 	bool *exclude = calloc(t->nfuncs, sizeof(bool));
 	uint64_t *own0 = calloc(t->nfuncs, 8), *in0 = calloc(t->nfuncs, 8);
@@ -563,6 +599,14 @@ static int one_window(struct target *t, int w, int windows)
 		FAIL("window %d: cannot map the regions or make the blobs", w);
 		return -1;
 	}
+	/* A second object far away (libc, no site patched there): its own regions, near it,
+	 * its counters after the binary's in patcher__read, unmapped at the removal too. */
+	if (!exec_mapping(t->pid, "libc.so", &libc_lo, &libc_hi) ||
+	    patcher__add_region(p, libc_lo, libc_hi, 4, 4096, &r2) != 1)
+		FAIL("window %d: no second region for libc", w);
+	else if (!near(&r2, libc_lo, libc_hi) || !near(&r, t->text_lo, t->text_hi) ||
+		 r2.first_counter != (uint32_t)t->nfuncs)
+		FAIL("window %d: a region out of reach of its code, or misnumbered", w);
 	if (w % 3 == 2)
 		patcher__set_atomic(p); /* before the install: written atomic */
 	t_install = now();
@@ -613,6 +657,13 @@ static int one_window(struct target *t, int w, int windows)
 	t_remove = now() - t_remove;
 	if (kept != (w == 3))
 		FAIL("window %d: remove returned %d", w, kept);
+	{
+		uint64_t all[t->nfuncs + 4];
+
+		if (patcher__read(p, all, t->nfuncs + 4) != (size_t)t->nfuncs + 4 ||
+		    all[t->nfuncs] || all[t->nfuncs + 3])
+			FAIL("window %d: patcher__read does not give both objects' counters", w);
+	}
 	patcher__read(p, cnt, t->nfuncs);
 	for (int k = 0; k < t->nfuncs; k++) {
 		uint64_t want = exclude[k] ? 0 : own1[k] + in1[k] - own0[k] - in0[k];
@@ -637,14 +688,18 @@ static int one_window(struct target *t, int w, int windows)
 	check_text(t);
 	if (mapped(t->pid, r.tramp_base, r.counters_base + r.ncounters * 8ull) != (w == 3))
 		FAIL("window %d: the regions are %s mapped", w, w == 3 ? "not" : "still");
+	if (r2.tramp_base && mapped(t->pid, r2.tramp_base, r2.counters_base + 8))
+		FAIL("window %d: libc's regions are still mapped", w);
 	for (int i = 0; i < n; i++)
 		ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 	fprintf(stderr,
 		"window %d/%d: %d threads, %zu sites (%d left out): install %.3f ms, remove %.3f "
 		"ms; held %.1f ms at the attach, %.1f ms at the detach; counter[0] %" PRIu64
-		"; thread %d moved from %#" PRIx64 "\n",
+		"; thread %d moved from %#" PRIx64 "; regions at %#" PRIx64 " (code %#" PRIx64
+		") and %#" PRIx64 " (libc %#" PRIx64 ")\n",
 		w + 1, windows, n, bl.n, nexcluded, t_install * 1e3, t_remove * 1e3, held * 1e3,
-		(now() - t0) * 1e3, cnt[0], tids[n - 1], pcs[n - 1]);
+		(now() - t0) * 1e3, cnt[0], tids[n - 1], pcs[n - 1], r.tramp_base, t->text_lo,
+		r2.tramp_base, libc_lo);
 	patcher__close(p);
 	blobs_free(&bl);
 	free(exclude);
