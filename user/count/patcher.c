@@ -844,7 +844,7 @@ int patcher__orig_of(const struct patcher *p, uint64_t addr, uint64_t *orig)
 }
 
 /* patcher__move_pc for thread TID of process PID, adding the pending counts when COUNT. */
-static int move_pc(struct patcher *p, int pid, int tid, bool count)
+static int move_pc(struct patcher *p, int pid, int tid, bool count, bool may_step)
 {
 	struct user_regs_struct regs;
 	uint64_t held = 0;
@@ -876,6 +876,10 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count)
 			moved = 1;
 			break;
 		}
+		if (!may_step) {
+			err = -EAGAIN; /* not clean, and the thread cannot run (its exit) */
+			break;
+		}
 		if (step == MAX_STEPS) {
 			err = -ELOOP;
 			pr_err("thread %d: still in a trampoline at %#" PRIx64 " after %d steps",
@@ -895,7 +899,12 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count)
 
 int patcher__move_pc(struct patcher *p, int tid)
 {
-	return move_pc(p, p->pid, tid, true);
+	return move_pc(p, p->pid, tid, true, true);
+}
+
+int patcher__move_pc_at_exit(struct patcher *p, int tid)
+{
+	return move_pc(p, p->pid, tid, true, false);
 }
 
 /* --- removing ------------------------------------------------------------------------------ */
@@ -950,7 +959,7 @@ int patcher__remove(struct patcher *p, const int *tids, size_t ntids, const uint
 		struct user_regs_struct regs;
 		int r;
 
-		e = move_pc(p, p->pid, tids[t], true);
+		e = move_pc(p, p->pid, tids[t], true, true);
 		if (e >= 0)
 			continue;
 		err = err ? err : e;
@@ -996,7 +1005,7 @@ int patcher__unpatch_child(struct patcher *p, int child, int child_tid)
 	char path[64];
 	int mem, err;
 
-	err = move_pc(p, child, child_tid, false);
+	err = move_pc(p, child, child_tid, false, true);
 	if (err < 0)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", child);
