@@ -317,7 +317,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	const uint8_t *code = sp->bytes;
 	size_t avail = sp->len;
 	uint64_t addr = sp->site;
-	bool transferred = false;
+	bool transferred = false, fired;
 	int32_t d;
 	int err;
 
@@ -336,6 +336,12 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	e->sp = sp;
 	mark(e, true, sp->site, PATCH_NO_COUNTER); /* not fired yet */
 	increment(e, sp->entry_counter, sp->live_entry, sp->site);
+	/* Once the entry counter is bumped the site has fired: a thread moved to the site's
+	 * address would be taken for one that has not (a uprobe there would still fire), so
+	 * until the first displaced instruction has run it is stepped on, not moved. */
+	fired = sp->entry_counter != PATCH_NO_COUNTER;
+	if (fired)
+		mark(e, false, sp->site, PATCH_NO_COUNTER);
 	while (!e->err && avail) {
 		uint64_t at = addr;
 		enum reloc_kind kind;
@@ -349,7 +355,8 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 			e->err = -EINVAL;
 			break;
 		}
-		mark(e, true, at, PATCH_NO_COUNTER);
+		if (!fired || at != sp->site)
+			mark(e, true, at, PATCH_NO_COUNTER);
 		transferred = relocate(e, in, kind);
 	}
 	if (!e->err && !transferred) {
