@@ -124,6 +124,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(CFG_SRCS) $(EST_SRCS)
 fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 	scripts/run-fuzz.sh $(FUZZ_SECONDS) $^
 
+# Per-hit cost of in-process counter trampolines (not part of make bench).
+$(BUILD)/bench/trampoline_cost: bench/trampoline_cost.c $(BUILD)/libuser.a $(BUILD)/libcfg.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
 bench: all
 	bench/bench.sh
 

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # `edgeprof -p PID` on a real program: starts lua5.4 (built from Debian sources by
 # scripts/corpus.sh) on scripts/workloads/attach-long.lua (recursion, tables, strings,
-# coroutines and pcall errors, i.e. longjmps, until killed), attaches to it for SECONDS
-# (default 3) after it has run for a second, and checks that every function of the profile
-# conserves flow (0 violations, 0 unwind failures) and that lua5.4 is still running and making
-# progress afterwards. Prints the window's figures: probe hits, virtual edges, and how long the
-# process was stopped at the attach and at the detach. Ends only the lua5.4 it started.
-#   usage: scripts/attach-corpus.sh [SECONDS]
+# coroutines and pcall errors, i.e. longjmps) for TOTAL rounds (default 40000, several seconds),
+# attaches to it for SECONDS (default 3) after it has run for a second, with the default
+# mechanism (in-process counters where proven safe; PROBES=uprobe for uprobes only), and checks
+# that every function of the profile conserves flow (0 violations, 0 unwind failures), that
+# right after the detach lua5.4's executable pages hold the file's bytes again, and that lua5.4
+# then runs to the end with the output of a native run. Prints the window's figures: sites
+# counted in process and by uprobes, probe hits, virtual edges, and how long the process was
+# held at the attach and at the detach. Ends only the lua5.4 it started.
+#   usage: scripts/attach-corpus.sh [SECONDS [TOTAL]]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EDGEPROF=${EDGEPROF:-$ROOT/build/edgeprof}
-LUA=$ROOT/corpus/bin/lua5.4
+LUA=${LUA:-$ROOT/corpus/bin/lua5.4}
 SECONDS_ATTACHED=${1:-3}
+TOTAL=${2:-40000}
+PROBES=${PROBES:-auto}
 
 [ -x "$LUA" ] || { echo "attach-corpus: $LUA missing (run scripts/corpus.sh)" >&2; exit 1; }
 [ -x "$EDGEPROF" ] || { echo "attach-corpus: $EDGEPROF missing (run make)" >&2; exit 1; }
@@ -25,22 +30,51 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$LUA" "$ROOT/scripts/workloads/attach-long.lua" 100 >"$tmp/lua.out" 2>&1 </dev/null &
+"$LUA" "$ROOT/scripts/workloads/attach-long.lua" 1000 "$TOTAL" >"$tmp/native.out" 2>&1 </dev/null
+"$LUA" "$ROOT/scripts/workloads/attach-long.lua" 1000 "$TOTAL" >"$tmp/lua.out" 2>&1 </dev/null &
 lua_pid=$!
 sleep 1
-"$EDGEPROF" -p "$lua_pid" -d "$SECONDS_ATTACHED" -o "$tmp/lua.data"
-before=$(wc -l <"$tmp/lua.out")
-sleep 1
-after=$(wc -l <"$tmp/lua.out")
-kill -0 "$lua_pid" 2>/dev/null || { echo "FAIL: lua5.4 is not running after the detach"; exit 1; }
-[ "$after" -gt "$before" ] || { echo "FAIL: lua5.4 made no progress after the detach"; exit 1; }
+"$EDGEPROF" -p "$lua_pid" -d "$SECONDS_ATTACHED" --probes "$PROBES" -o "$tmp/lua.data"
+if kill -0 "$lua_pid" 2>/dev/null; then
+	python3 - "$lua_pid" "$(readlink -f "$LUA")" <<'PY' || exit 1
+import sys
+pid, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+n = 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in maps:
+        f = line.split()
+        if len(f) < 6 or f[5] != path or "x" not in f[1]:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        mem.seek(lo)
+        got = mem.read(hi - lo)
+        if got != data[off:off + len(got)]:
+            sys.exit(f"FAIL: lua5.4's code at {lo:#x} differs from the file after the detach")
+        n += len(got)
+left = [l.split()[0] for l in open(f"/proc/{pid}/maps") if "/dev/zero" in l or "SYSV" in l]
+if left:
+    sys.exit(f"FAIL: shared anonymous mappings left in lua5.4 after the detach: {left}")
+print(f"ok: lua5.4's {n} bytes of code equal the file's after the detach, no region of edgeprof's left")
+PY
+else
+	echo "attach-corpus: lua5.4 ended within the window (raise TOTAL): its code was not checked"
+fi
+wait "$lua_pid" || { echo "FAIL: lua5.4 exited $? after the detach"; exit 1; }
+lua_pid=
+cmp -s "$tmp/native.out" "$tmp/lua.out" || { echo "FAIL: lua5.4's output differs from a native run's"; exit 1; }
+echo "ok: lua5.4 ran on to the end with a native run's output ($(tail -n 1 "$tmp/lua.out"))"
 python3 - "$tmp/lua.data" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
 r = p["run"]
 funcs = p["functions"]
+classes = [st["class"] for st in p["placement"]["sites"]]
+inproc = sum(c.startswith("patch") for c in classes)
 bad = [f["name"] for f in funcs if f["violations"]]
-print(f"lua5.4 attached {r['seconds']:.2f} s: {len(funcs)} functions, "
+print(f"lua5.4 attached {r['seconds']:.2f} s: {inproc} sites counted in process, "
+      f"{len(classes) - inproc} by uprobes; {len(funcs)} functions, "
       f"{sum(1 for f in funcs if f['count'])} entered, {p['probes']['hits']} probe hits, "
       f"{r['virtual_edges']} virtual edges, {p['violations']} violations, "
       f"{r['unwind_failures']} unwind failures; stopped {r['held_attach_s'] * 1e3:.2f} ms to "

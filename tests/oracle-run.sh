@@ -1,7 +1,8 @@
 #!/bin/bash
 # Count-exactness oracle for `edgeprof run`: builds every tests/programs/* with gcc -O0/-O2/-O3
 # and clang -O2 (g++/clang++ for C++), all PIE; runs each natively, under
-# `edgeprof run` (the default placement) and `edgeprof run --placement naive`, and under
+# `edgeprof run` (the default placement and mechanism: in-process counters where proven safe),
+# `edgeprof run --probes uprobe` (uprobes only) and `edgeprof run --placement naive`, and under
 # callgrind (tests/support/callgrind-run.sh), with the same arguments and stdin; requires the
 # program's stdout and exit status under edgeprof (and callgrind) to be the native ones; then
 # checks both profiles (`edgeprof report --json`) with build/tests/count_oracle, which allows
@@ -89,11 +90,13 @@ profile_one() {
 	for f in "${CG_FILES[@]}"; do cgargs+=(--callgrind "$f"); done
 	rc=0
 	"$ORACLE" --profile "$json" --binary "$dir/prog" "${cgargs[@]}" >"$dir/$tag.oracle" 2>&1 || rc=$?
+	local patched
+	patched=$(grep -o '"class":"patch[a-z-]*"' "$data" | wc -l)
 	case $rc in
 	0)
 		# "optimal: blocks 56, edges 74 (null 0/0, outside .text 2 funcs, covers 100.0%)"
 		sed -n 's/^count_oracle .*: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\) checked (null: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\); outside .text: functions \([0-9]*\); executed instructions covered \([0-9.]*%\)).*/blocks \1, edges \2 (null \3\/\4, outside .text \5 funcs, covers \6)/p' \
-			"$dir/$tag.oracle" | sed "s/^/$tag: /"
+			"$dir/$tag.oracle" | sed "s/^/$tag: /; s/\$/, $patched sites in process/"
 		;;
 	1)
 		echo "$tag: $(tail -n 1 "$dir/$tag.oracle" | sed 's/^count_oracle [^:]*: //')"
@@ -109,7 +112,7 @@ profile_one() {
 
 # run_one CC OPT NAME SRC: one build; prints one line (and details on failure).
 run_one() {
-	local cc=$1 opt=$2 name=$3 src=$4 dir=$OUT/$3 rc=0 args l1 l2 ok=1
+	local cc=$1 opt=$2 name=$3 src=$4 dir=$OUT/$3 rc=0 args l1 l2 l3 ok=1
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	read -r -a args <<<"${RUN_ARGS[$(basename "${src%.*}")]:-}"
@@ -130,13 +133,14 @@ run_one() {
 	fi
 	RUN_ARGS[$name]="${args[*]}"
 	l1=$(profile_one "$name" optimal) || ok=0
+	l3=$(profile_one "$name" uprobe --probes uprobe) || ok=0
 	l2=$(profile_one "$name" naive --placement naive) || ok=0
 	if [ $ok -eq 1 ]; then
-		echo "ok   $name: ${l1%%$'\n'*}; ${l2%%$'\n'*}"
+		echo "ok   $name: ${l1%%$'\n'*}; ${l3%%$'\n'*}; ${l2%%$'\n'*}"
 		return 0
 	fi
 	echo "FAIL $name:"
-	printf '%s\n%s\n' "$l1" "$l2" | sed 's/^/     /'
+	printf '%s\n%s\n%s\n' "$l1" "$l3" "$l2" | sed 's/^/     /'
 	return 1
 }
 

@@ -1,8 +1,10 @@
 -- A long-running lua5.4 script for attaching to (scripts/attach-corpus.sh): rounds of
 -- recursion, table work, string work, coroutines and errors caught by pcall (the last two
--- leave C frames by longjmp inside lua5.4), until killed. Prints a line every ROUNDS rounds.
---   usage: lua5.4 attach-long.lua [ROUNDS]
+-- leave C frames by longjmp inside lua5.4), until killed or TOTAL rounds are done. Prints a
+-- line every ROUNDS rounds, and "end SUM" after TOTAL rounds.
+--   usage: lua5.4 attach-long.lua [ROUNDS [TOTAL]]
 local every = tonumber(arg and arg[1]) or 50
+local total = tonumber(arg and arg[2])
 
 local function fib(n)
   if n < 2 then return n end
@@ -51,5 +53,9 @@ while true do
   if round % every == 0 then
     io.write("round ", round, " ", sum, "\n")
     io.flush()
+  end
+  if total and round >= total then
+    io.write("end ", sum, "\n")
+    break
   end
 end

@@ -26,7 +26,7 @@
 
 static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
-	"                       [--weights FILE]\n"
+	"                       [--probes auto|uprobe] [--weights FILE]\n"
 	"                       [--lib NAME|PATH]...\n"
 	"       edgeprof -p PID [same options]\n"
 	"\n"
@@ -44,6 +44,8 @@ static const char record_usage[] =
 	"                        new name atomically, a character device, FIFO or - (stdout) in\n"
 	"                        place, not atomically\n"
 	"      --placement MODE  chords (default) or naive, as for 'edgeprof run'\n"
+	"      --probes MECH     auto (default): in-process counters in the binary where proven\n"
+	"                        safe, uprobes elsewhere; uprobe: uprobes only\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the\n"
 	"                        same build, or by the static estimate with FILE = static\n"
 	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
@@ -53,34 +55,65 @@ static const char record_usage[] =
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
 	"followed: uprobes on those library functions stop the thread for edgeprof with SIGURG\n"
-	"(ignored by default). edgeprof never writes into the process's memory. If the process\n"
-	"execs in the window, it is counted up to the exec (the report says so). Without a\n"
+	"(ignored by default). If the process execs in the window, it is counted up to the exec\n"
+	"(the report says so). With --probes auto, edgeprof writes jumps to its counters into\n"
+	"the binary's code in the process's memory (never into the file) while every thread is\n"
+	"held at the attach, and puts every byte back at the detach; if edgeprof is killed in\n"
+	"between, the process runs on correctly with the jumps in place (its counts are lost).\n"
+	"With --probes uprobe nothing is written into the process's memory. Without a\n"
 	"calibration of the probe costs ('edgeprof calibrate'), a quick one is made first\n"
 	"(about 1 s, once per machine) unless EDGEPROF_NO_CALIBRATE=1.\n";
 
 struct record_ctx {
 	struct session *s;
+	bool attach_held; /* attach the counters while the threads are held (in-process
+			   * counters are written into code no thread may be resuming in) */
+	size_t nlibs;
 };
 
 static int start_counting(void *arg, int pid)
 {
 	struct record_ctx *c = arg;
 
-	return probes__add_pid(c->s->probes, pid);
+	if (c->attach_held &&
+	    (session__attach(c->s, 0, pid) || (c->nlibs && session__attach_libs(c->s, pid))))
+		return -EINVAL;
+	return session__count_pid(c->s, pid);
 }
 
-static int watch(void *arg, const char *path, uint64_t file_offset)
+static void before_unwind(void *arg, int tid, bool step)
 {
 	struct record_ctx *c = arg;
 
-	return probes__watch(c->s->probes, path, file_offset);
+	session__before_unwind(c->s, tid, step);
+}
+
+static void spawned(void *arg, int parent, int child, bool thread)
+{
+	struct record_ctx *c = arg;
+
+	session__spawned(c->s, parent, child, thread);
+}
+
+static void forked(void *arg, int child)
+{
+	struct record_ctx *c = arg;
+
+	session__forked(c->s, child);
+}
+
+static int watch(void *arg, int pid, const char *path, uint64_t file_offset)
+{
+	struct record_ctx *c = arg;
+
+	return session__watch(c->s, pid, path, file_offset);
 }
 
 static int stop_counting(void *arg, int pid)
 {
 	struct record_ctx *c = arg;
 
-	return probes__remove_pid(c->s->probes, pid);
+	return session__uncount_pid(c->s, pid);
 }
 
 /* The real path of PID's executable into OUT. Returns 0, or non-zero with one line. */
@@ -159,6 +192,7 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "placement", required_argument, NULL, 'P' },
+		{ "probes", required_argument, NULL, 'M' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
@@ -195,6 +229,7 @@ int cmd_record(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'P':
+		case 'M':
 		case 'w':
 		case 'l':
 			if ((rc = session_options__parse(&so, opt, optarg, "record", lib_names,
@@ -230,8 +265,12 @@ int cmd_record(int argc, char **argv)
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, &old_mask);
 	so.bound_pid = pid;
-	if (session__prepare(&s, binary, &so) || session__attach(&s, 0, pid) ||
-	    (nlibs && session__attach_libs(&s, pid)))
+	if (session__prepare(&s, binary, &so))
+		goto out;
+	ctx.attach_held = session__patches(&s);
+	ctx.nlibs = nlibs;
+	if (!ctx.attach_held &&
+	    (session__attach(&s, 0, pid) || (nlibs && session__attach_libs(&s, pid))))
 		goto out;
 	if (sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) ||
 					  sigismember(&pending, SIGTERM) ||
@@ -244,6 +283,9 @@ int cmd_record(int argc, char **argv)
 			   &(struct tracer_hooks){ .started = start_counting,
 						   .stopping = stop_counting, .watch = watch,
 						   .execed = stop_counting,
+						   .before_unwind = before_unwind,
+						   .spawned = spawned,
+						   .forked = ctx.attach_held ? forked : NULL,
 						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
 						   .nlib_ids = s.nobjs - 1 },
 			   seconds, &tr))

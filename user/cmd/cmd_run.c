@@ -27,15 +27,17 @@
 #include "user/profile/profile_dest.h"
 
 static const char run_usage[] =
-	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE]\n"
-	"                    [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
+	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe]\n"
+	"                    [--weights FILE] [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
-	"executes, exactly, with eBPF uprobes on the chords of a maximum spanning tree of each\n"
-	"function's CFG. PROG's stdin, stdout, stderr and exit status pass through; threads and\n"
-	"forked children are counted. A process that execs is counted up to the exec (the\n"
-	"frames it leaves are accounted for; the profile and the report say what it exec'd and\n"
-	"when), not after. Needs root (or CAP_BPF, CAP_PERFMON and ptrace rights).\n"
+	"executes, exactly, with counters on the chords of a maximum spanning tree of each\n"
+	"function's CFG: in-process counters written into PROG's memory at its exec (never into\n"
+	"a file) wherever that is proven safe, eBPF uprobes elsewhere. PROG's stdin, stdout,\n"
+	"stderr and exit status pass through; threads and forked children are counted. A\n"
+	"process that execs is counted up to the exec (the frames it leaves are accounted for;\n"
+	"the profile and the report say what it exec'd and when), not after. Needs root (or\n"
+	"CAP_BPF, CAP_PERFMON and ptrace rights).\n"
 	"\n"
 	"  -o, --output FILE     write the profile to FILE (default ./edgeprof.data), checked\n"
 	"                        before PROG starts: a regular file or a new name is written\n"
@@ -45,8 +47,10 @@ static const char run_usage[] =
 	"                        device or missing directory is refused. Under sudo the file\n"
 	"                        belongs to the invoking user (SUDO_UID, SUDO_GID)\n"
 	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
-	"                        probe sites; naive: one probe on the first instruction of every\n"
+	"                        sites; naive: one counter on the first instruction of every\n"
 	"                        block (for comparison; edges are derived where block counts allow)\n"
+	"      --probes MECH     auto (default): in-process counters in the binary where proven\n"
+	"                        safe, uprobes elsewhere and in libraries; uprobe: uprobes only\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
 	"                        build, or, with FILE the word static, by the static profile\n"
 	"                        estimate ('edgeprof static'); default: Ball-Larus loop heuristic\n"
@@ -100,7 +104,22 @@ static int attach_probes(void *arg, int pid)
 
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
-	return probes__add_pid(s->probes, pid);
+	return session__count_pid(s, pid);
+}
+
+static int watch(void *arg, int pid, const char *path, uint64_t file_offset)
+{
+	return session__watch(arg, pid, path, file_offset);
+}
+
+static void spawned(void *arg, int parent, int child, bool thread)
+{
+	session__spawned(arg, parent, child, thread);
+}
+
+static void before_unwind(void *arg, int tid, bool step)
+{
+	session__before_unwind(arg, tid, step);
 }
 
 /* PID replaced its image (exec): the new one is not the profiled program. */
@@ -153,6 +172,7 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "placement", required_argument, NULL, 'P' },
+		{ "probes", required_argument, NULL, 'M' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "loop-stats", no_argument, NULL, 'L' },
@@ -168,7 +188,7 @@ int cmd_run(int argc, char **argv)
 	size_t nlibs = 0;
 	bool written = false;
 	struct session_object *main_obj;
-	uint64_t early;
+	uint64_t early, early_offset = 0;
 
 	optind = 1;
 	opterr = 0; /* one message per error: ours, not getopt's too */
@@ -178,6 +198,7 @@ int cmd_run(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'P':
+		case 'M':
 		case 'w':
 		case 'l':
 			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
@@ -209,6 +230,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	main_obj = &s.objs[0];
 	early = early_stop_site(&main_obj->prog, &main_obj->pl);
+	session__avoid(&s, early);
+	/* The early stop and the library functions are watched by uprobes, never broken on:
+	 * nothing of edgeprof's is left in the program if edgeprof dies. */
+	if (early && elf_image__vaddr_to_offset(&main_obj->img, early, &early_offset))
+		early_offset = 0;
 	if (nlibs && !early) {
 		pr_err("'%s': no place to stop once its libraries are loaded: --lib is not possible",
 		       binary);
@@ -217,6 +243,8 @@ int cmd_run(int argc, char **argv)
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
 						.execed = exec_stop,
+						.spawned = spawned, .before_unwind = before_unwind,
+						.watch = watch, .early_offset = early_offset,
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,

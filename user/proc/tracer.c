@@ -107,6 +107,7 @@ struct tracer {
 	int early_pid;
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
 	double start;  /* when the program started (attach: the window opened) */
+	bool watching; /* tracer__run with hooks->watch: no breakpoint written either */
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -1035,14 +1036,33 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 	return 1 + BP_PTHREAD_EXIT;
 }
 
+static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+
+/* The one-shot early stop (see tracer_hooks.early_stop), watched (the thread has run the
+ * watched instruction): watches the process's library functions, the C library being loaded
+ * now. */
+static bool early_watch_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+
+	if (!t->early || tgid != t->early_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
+	    regs.rip < t->early || regs.rip >= t->early + 16)
+		return false;
+	t->early = 0;
+	watch_install(t, tgid, t->hooks);
+	if (t->hooks && t->hooks->loaded && t->hooks->loaded(t->hooks->ctx, tgid))
+		pr_debug("process %d: the load hook failed", tgid);
+	return true;
+}
+
 /* The one-shot early stop (see tracer_hooks.early_stop): puts the original word back,
  * rewinds the thread and sets the process's breakpoints, the C library being loaded now. */
 static bool early_hit(struct tracer *t, int tid, int tgid)
 {
 	struct user_regs_struct regs;
 
-	if (!t->early || tgid != t->early_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
-	    regs.rip != t->early + 1)
+	if (t->watching || !t->early || tgid != t->early_pid ||
+	    ptrace(PTRACE_GETREGS, tid, NULL, &regs) || regs.rip != t->early + 1)
 		return false;
 	if (ptrace(PTRACE_POKEDATA, tid, (void *)t->early, (void *)t->early_word))
 		pr_warn("thread %d: cannot remove the start breakpoint: %s", tid, strerror(errno));
@@ -1064,10 +1084,22 @@ static void early_place(struct tracer *t, int pid, const char *path, uint64_t va
 	char *exe = realpath(path, NULL);
 	uint64_t base = exe ? proc_maps__base(pid, exe) : 0;
 
-	free(exe);
-	if (!base)
+	if (!base) {
+		free(exe);
 		return;
+	}
 	t->early = vaddr + base - (load_vaddr & ~0xfffULL);
+	if (t->watching) {
+		if (t->hooks->watch(t->hooks->ctx, pid, exe, t->hooks->early_offset)) {
+			pr_debug("cannot watch the start instruction");
+			t->early = 0;
+		} else {
+			t->early_pid = pid;
+		}
+		free(exe);
+		return;
+	}
+	free(exe);
 	errno = 0;
 	t->early_word = ptrace(PTRACE_PEEKDATA, pid, (void *)t->early, NULL);
 	if (errno || ptrace(PTRACE_POKEDATA, pid, (void *)t->early,
@@ -1174,7 +1206,7 @@ static void kill_and_reap(int pid)
 }
 
 /* Starts PATH stopped after its exec. Returns the pid, or a negative errno (reported). */
-static int start_program(const char *path, char *const argv[])
+static int start_program(const char *path, char *const argv[], bool exitkill)
 {
 	struct start_error se;
 	int fds[2], pid, st, err;
@@ -1228,7 +1260,8 @@ static int start_program(const char *path, char *const argv[])
 	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL))) {
+				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
+				  (exitkill ? PTRACE_O_EXITKILL : 0)))) {
 		err = errno;
 		kill_and_reap(pid);
 		pr_err("cannot trace '%s': PTRACE_SETOPTIONS: %s", path, strerror(err));
@@ -1276,6 +1309,8 @@ static void exit_stop(struct tracer *t, struct task *task)
 	struct tracer_result *res = t->res;
 	size_t before = res->nevents;
 
+	if (t->hooks && t->hooks->before_unwind)
+		t->hooks->before_unwind(t->hooks->ctx, task->tid, false);
 	unwind_task(t, task->tid, task->tgid, FRAME_EXIT);
 	if (!task->at_pthread_exit)
 		return;
@@ -1301,16 +1336,20 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	case PTRACE_EVENT_CLONE:
 		/* Threads may call pthread_exit: catch it from the first one on (the parent
 		 * is stopped and the new thread has not run yet). */
-		if (!t->attached)
+		if (!t->attached && !t->watching)
 			breakpoint_install(t, task->tid, task->tgid);
 		/* fall through */
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		/* The new task is attached and will stop with SIGSTOP (perhaps it already
 		 * has): it is handled at that stop, whichever comes first. */
-		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0 &&
-		    !task_find(t, (int)msg) && !task_add(t, (int)msg))
-			note_oom(t);
+		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0) {
+			if (t->hooks && t->hooks->spawned)
+				t->hooks->spawned(t->hooks->ctx, task->tid, (int)msg,
+						  event == PTRACE_EVENT_CLONE);
+			if (!task_find(t, (int)msg) && !task_add(t, (int)msg))
+				note_oom(t);
+		}
 		break;
 	case PTRACE_EVENT_EXEC:
 		/* A non-leader thread that execs takes the leader's tid: forget its old one. */
@@ -1381,6 +1420,19 @@ static void event_loop(struct tracer *t)
 
 			if (sig == SIGTRAP && early_hit(t, tid, task->tgid))
 				goto resume;
+			if (sig == EP_NOTIFY_SIGNAL && t->watching) {
+				if (early_watch_hit(t, tid, task->tgid))
+					goto resume;
+				hit = watch_hit(t, tid, task->tgid);
+				if (hit == 1 + BP_PTHREAD_EXIT) {
+					task = task_find(t, tid);
+					task->at_pthread_exit = true;
+					task->bp_first = before;
+					task->bp_count = res->nevents - before;
+				}
+				if (hit)
+					goto resume;
+			}
 			if (sig == SIGTRAP && (hit = breakpoint_hit(t, tid, task->tgid))) {
 				if (hit != 1 + BP_PTHREAD_EXIT)
 					goto resume;
@@ -1419,7 +1471,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 			return rc;
 		}
 	}
-	pid = start_program(path, argv);
+	t.watching = hooks && hooks->watch && hooks->early_stop && hooks->early_offset;
+	pid = start_program(path, argv, !t.watching);
 	if (pid < 0) {
 		free(t.exe_path);
 		return pid;
@@ -1473,7 +1526,9 @@ enum attach_phase { PHASE_ATTACHING, PHASE_RUNNING, PHASE_DETACHING };
  * process itself cannot be seized). */
 static int seize_new_threads(struct tracer *t, int pid)
 {
-	static const long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC;
+	/* Forks are followed only to hand the child to hooks->forked and let it go. */
+	const long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+			     (t->hooks && t->hooks->forked ? PTRACE_O_TRACEFORK : 0);
 	char path[64];
 	struct dirent *de;
 	DIR *dir;
@@ -1551,7 +1606,7 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 			dup |= p->bps[i].addr == ss.addr[k];
 		if (!ss.addr[k] || dup)
 			continue;
-		if (!ss.offset[k] || hooks->watch(hooks->ctx, ss.path[k], ss.offset[k])) {
+		if (!ss.offset[k] || hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k])) {
 			pr_warn("cannot watch %s in '%s': frames it leaves are not followed",
 				bp_functions[k].name, ss.path[k]);
 			continue;
@@ -1595,9 +1650,22 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	if (!WIFSTOPPED(st))
 		return;
 	task = task_find(t, tid);
-	if (!task && !(task = attached_thread(t, tid))) {
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		return;
+	if (!task) {
+		int ppid;
+
+		if (read_tgid(tid, &ppid) != t->main_pid) {
+			/* A process forked in the window (followed only with hooks->forked): its
+			 * first stop, before it runs. It is not counted: let it go. */
+			if (t->hooks && t->hooks->forked)
+				t->hooks->forked(t->hooks->ctx, tid);
+			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) && errno != ESRCH)
+				pr_debug("process %d: PTRACE_DETACH: %s", tid, strerror(errno));
+			return;
+		}
+		if (!(task = attached_thread(t, tid))) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			return;
+		}
 	}
 	sig = WSTOPSIG(st);
 	event = st >> 16;
@@ -1623,8 +1691,14 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 			unsigned long msg = 0;
 
 			/* The new thread stops by itself: it is held or resumed at that stop. */
-			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && !task_find(t, (int)msg))
-				attached_thread(t, (int)msg);
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0) {
+				if (t->hooks && t->hooks->spawned)
+					t->hooks->spawned(t->hooks->ctx, tid, (int)msg, true);
+				if (!task_find(t, (int)msg))
+					attached_thread(t, (int)msg);
+			}
+		} else if (event == PTRACE_EVENT_FORK) {
+			/* The child is handled at its first stop (see above). */
 		} else {
 			event_stop(t, task, event);
 		}
@@ -1913,10 +1987,13 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 		/* Threads that did not stop are let go without their frames: unwinding failed. */
 		if (hold_all(&t, PHASE_DETACHING, &set, &stop_sig) != 0) {
 			for (size_t i = 0; i < t.ntasks; i++) {
-				if (t.tasks[i].held)
-					unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
-				else
+				if (!t.tasks[i].held) {
 					res->unwind_failures++;
+					continue;
+				}
+				if (hooks && hooks->before_unwind)
+					hooks->before_unwind(hooks->ctx, t.tasks[i].tid, true);
+				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
 			}
 			if (hooks && hooks->stopping)
 				hooks->stopping(hooks->ctx, pid);

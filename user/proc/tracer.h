@@ -11,6 +11,7 @@
 #ifndef EDGEPROF_USER_TRACER_H
 #define EDGEPROF_USER_TRACER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,14 +57,25 @@ struct tracer_hooks {
 	 * longjmp are not accounted for. */
 	uint64_t early_stop;
 	uint64_t load_vaddr;
+	/* tracer__run: with WATCH set (and EARLY_OFFSET, the early stop's file offset in the
+	 * binary), nothing is ever written into the program: the early stop and the library
+	 * functions above are watched (a uprobe signals the thread) rather than broken on with
+	 * int3, and the program is not killed when edgeprof dies, so it runs on correctly if
+	 * edgeprof is killed. Without WATCH, int3 breakpoints, and the program dies with
+	 * edgeprof. */
+	uint64_t early_offset;
 	/* tracer__attach only: called while every thread of the process is stopped, its
 	 * stacks unwound, right before it is let go (PID stops being counted). May be NULL. */
 	int (*stopping)(void *ctx, int pid);
-	/* tracer__attach only: watches the instruction at FILE_OFFSET of the object at PATH
-	 * (the entry of longjmp, pthread_exit or the C++ unwinder): a counted thread reaching it
-	 * must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h). Returns 0 when it will be. May be
-	 * NULL: such frames are then not followed. */
-	int (*watch)(void *ctx, const char *path, uint64_t file_offset);
+	/* Watches the instruction at FILE_OFFSET of the object at PATH (the entry of longjmp,
+	 * pthread_exit or the C++ unwinder; for tracer__run also the early stop) in process PID
+	 * only: a thread of PID reaching it must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h), and
+	 * no other process may see the watch (a uprobe bound to PID: a process run under
+	 * valgrind elsewhere would take the int3 of a file-wide uprobe for its own). Returns 0
+	 * when it will be. tracer__attach: may be NULL, such frames are then not followed.
+	 * tracer__run: see early_offset; in a forked child nothing is watched (its longjmp,
+	 * pthread_exit and throws are not followed: a frame they skip shows as a violation). */
+	int (*watch)(void *ctx, int pid, const char *path, uint64_t file_offset);
 	/* Shared libraries profiled besides the binary, by lowercase hex build-id: frames in
 	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
 	const char *const *lib_ids;
@@ -76,6 +88,19 @@ struct tracer_hooks {
 	 * shared libraries are mapped then; no frame of theirs is active) with the process's
 	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */
 	int (*loaded)(void *ctx, int pid);
+	/* Called for a stopped thread TID right before its stack is unwound: at its exit
+	 * (STEP false: it cannot run any more) and at the detach of tracer__attach (STEP true:
+	 * it may be single-stepped). The caller may move its pc to an equivalent one (a pc in
+	 * an in-process counter's trampoline is in no code the unwinder knows). May be NULL. */
+	void (*before_unwind)(void *ctx, int tid, bool step);
+	/* Called when traced thread PARENT creates a thread (THREAD true) or a process that
+	 * shares or copies its memory (fork, vfork), at PARENT's event stop: the new task has
+	 * not run yet. May be NULL. */
+	void (*spawned)(void *ctx, int parent, int child, bool thread);
+	/* tracer__attach only: called for a process CHILD forked inside the window, stopped
+	 * before it runs, with its one thread under the tracer's ptrace; the tracer lets it
+	 * go right after (children are not counted). When NULL, forks are not followed. */
+	void (*forked)(void *ctx, int child);
 };
 
 /* A process whose image was replaced by an exec (of a process still profiled then). */
@@ -127,7 +152,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 		const struct tracer_hooks *hooks, struct tracer_result *res);
 
 /* Attaches to the running process PID (a thread group id) and every thread it has or creates
- * (PTRACE_SEIZE; never to its children), counting it for SECONDS (<= 0: no limit) or until
+ * (PTRACE_SEIZE; to a child it forks only
+ * when HOOKS->forked is set, until that hook has run), counting it for SECONDS (<= 0: no limit) or until
  * SIGINT, SIGTERM or SIGHUP reaches edgeprof, or until it ends. At the start and at the end
  * every thread is stopped (PTRACE_INTERRUPT) and its stack unwound: the frames of the
  * profiled binary (BUILD_ID, as for tracer__run) give FRAME_ENTRY events at the attach (each

@@ -13,6 +13,7 @@
 #include "bpf/edgeprof.h"
 #include "user/builtin.h"
 #include "user/count/calibration.h"
+#include "user/count/patch_backend.h"
 #include "user/util/clock.h"
 #include "cfg/error.h"
 #include "cfg/srcline.h"
@@ -33,6 +34,14 @@ int session_options__parse(struct session_options *o, int opt, char *arg, const 
 			o->mode = PLACEMENT_NAIVE;
 		else
 			return usage_error(cmd, "unknown placement '%s' (chords or naive)", arg);
+		return 0;
+	case 'M':
+		if (strcmp(arg, "auto") == 0)
+			o->counting = COUNTING_AUTO;
+		else if (strcmp(arg, "uprobe") == 0)
+			o->counting = COUNTING_UPROBE;
+		else
+			return usage_error(cmd, "unknown probes '%s' (auto or uprobe)", arg);
 		return 0;
 	case 'w':
 		o->weights = arg;
@@ -97,20 +106,15 @@ static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t
 	o->notes[site->func].unmatched += hits;
 }
 
-/* Makes the instruction at VADDR unprobeable in O's CFG (the kernel refused a probe there),
- * noted in the functions holding it. */
-static void mark_refused(struct session_object *o, uint64_t vaddr)
+/* A counting backend refused the instruction at VADDR of object CTX (the kernel would not
+ * probe it): noted in the functions holding it. */
+static void note_refused(void *ctx, uint64_t vaddr)
 {
-	for (size_t i = 0; i < o->prog.nfuncs; i++) {
-		struct cfg_func *f = &o->prog.funcs[i];
-		int b = cfg_func__block_containing(f, vaddr);
+	struct session_object *o = ctx;
 
-		for (uint32_t k = 0; b >= 0 && k < f->blocks[b].ninsns; k++)
-			if (f->insns[f->blocks[b].first_insn + k].addr == vaddr) {
-				f->insns[f->blocks[b].first_insn + k].probe_class = PROBE_NEVER;
-				o->notes[i].refused++;
-			}
-	}
+	for (size_t i = 0; i < o->prog.nfuncs; i++)
+		if (cfg_func__block_containing(&o->prog.funcs[i], vaddr) >= 0)
+			o->notes[i].refused++;
 }
 
 /* The function of O whose symbol covers VADDR (the innermost when several do), or -1. */
@@ -144,39 +148,15 @@ static void note_unmapped(struct session *s, size_t k, uint64_t vaddr, size_t *u
 		 i >= 0 ? o->prog.funcs[i].name : "");
 }
 
-/* The file offsets of the sites of O's plan. Returns a malloc'd array, or NULL (reported). */
-static uint64_t *site_offsets(const struct session_object *o)
+/* The view of object O (the K-th) that a counting backend gets. */
+static struct count_object count_object_of(struct session_object *o, size_t k)
 {
-	uint64_t *offs = malloc((o->pl.nsites + 1) * sizeof(*offs));
-
-	if (!offs) {
-		pr_err("out of memory");
-		return NULL;
-	}
-	for (size_t i = 0; i < o->pl.nsites; i++)
-		if (elf_image__vaddr_to_offset(&o->img, o->pl.sites[i].addr, &offs[i])) {
-			pr_err("'%s': probe site %#llx has no file offset", o->path,
-			       (unsigned long long)o->pl.sites[i].addr);
-			free(offs);
-			return NULL;
-		}
-	return offs;
-}
-
-/* The attach cookie of site S of object O: its counters and ordinal moved to O's slice. */
-static uint64_t object_cookie(const struct session_object *o, const struct probe_site *s)
-{
-	struct probe_site moved = *s;
-
-	if (s->kind == SITE_INDIRECT) {
-		moved.ordinal += o->ordinal_base;
-	} else {
-		if (s->counter != PLACEMENT_NO_COUNTER)
-			moved.counter += o->counter_base;
-		if (s->kind == SITE_BRANCH && s->counter2 != PLACEMENT_NO_COUNTER)
-			moved.counter2 += o->counter_base;
-	}
-	return probes__cookie(&moved);
+	return (struct count_object){
+		.path = o->path, .img = &o->img, .prog = &o->prog, .pl = &o->pl,
+		.counter_base = o->counter_base, .capacity = o->capacity,
+		.ordinal_base = o->ordinal_base, .bias = o->bias, .index = (unsigned)k,
+		.avoid = o->avoid, .navoid = o->navoid, .refused = note_refused, .ctx = o,
+	};
 }
 
 /* The jumps of PROG whose table an indirect site could recompute (operand_ok): no plan,
@@ -205,7 +185,8 @@ static uint32_t plan_ordinals(const struct placement *pl)
 
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
-			  const struct placement_options *popt, const char *weights)
+			  const struct placement_options *popt, const char *weights,
+			  struct patch_backend *pb, unsigned index)
 {
 	o->img.fd = -1;
 	if (strlen(path) >= sizeof(o->path))
@@ -219,6 +200,9 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
 	if (!o->notes)
 		return pr_err("out of memory");
+	/* Where in-process counters can go, before the plan prices its sites. */
+	if (pb && patch_backend__classify(pb, index, &o->prog))
+		return -1;
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
 			return -1;
@@ -256,10 +240,17 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
+	/* In-process counters, in the binary (libraries keep their uprobes for now). */
+	if (o->counting == COUNTING_AUTO) {
+		if (patch_backend__new(&s->patch, o->bound_pid > 0))
+			return -1;
+		s->patch_owned = true;
+	}
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
-		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights))
+		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
+				   k ? NULL : s->patch, (unsigned)k))
 			return -1;
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
@@ -302,37 +293,71 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
 	probes__bind_pid(s->probes, o->bound_pid);
+	s->backends[s->nbackends++] = (struct count_backend){ &uprobe_count_ops, s->probes };
+	if (s->patch) {
+		s->backends[s->nbackends++] = (struct count_backend){ &patch_count_ops, s->patch };
+		s->patch_owned = false; /* closed as a backend from now on */
+	}
 	return 0;
 }
 
-/* Attaches N probes of object C at file offsets OFFS with COOKIES by ATTACH
- * (probes__attach or probes__attach_loops). When the kernel refuses some instructions, none
- * is attached, those are marked refused in C's CFG and their number is stored in *NREFUSED
- * for the caller to plan again. Returns 0 or non-zero (reported). */
-static int attach_or_refuse(struct session *s, struct session_object *c,
-			    int (*attach)(struct probes *, const char *, const uint64_t *,
-					  const uint64_t *, size_t),
-			    const uint64_t *offs, const uint64_t *cookies, size_t n,
-			    size_t *nrefused)
+void session__avoid(struct session *s, uint64_t vaddr)
 {
-	uint64_t *bad = NULL;
-	int err = n ? attach(s->probes, c->path, offs, cookies, n) : 0;
+	struct session_object *o = &s->objs[0];
 
-	*nrefused = 0;
-	if (err == -ENOTSUPP)
-		err = probes__refused(s->probes, c->path, offs, n, &bad, nrefused);
-	if (err)
-		return err;
-	for (size_t i = 0; i < *nrefused; i++) {
-		uint64_t v;
+	if (vaddr && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
+		o->avoid[o->navoid++] = vaddr;
+}
 
-		if (!elf_image__offset_to_vaddr(&c->img, bad[i], &v)) {
-			pr_debug("the kernel refuses a probe at %#llx", (unsigned long long)v);
-			mark_refused(c, v);
-		}
-	}
-	free(bad);
+int session__count_pid(struct session *s, int pid)
+{
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->count_pid &&
+		    s->backends[b].ops->count_pid(s->backends[b].be, pid))
+			return -1;
 	return 0;
+}
+
+int session__uncount_pid(struct session *s, int pid)
+{
+	int ret = 0;
+
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->uncount_pid &&
+		    s->backends[b].ops->uncount_pid(s->backends[b].be, pid))
+			ret = -1;
+	return ret;
+}
+
+void session__spawned(struct session *s, int parent, int child, bool thread)
+{
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->spawned)
+			s->backends[b].ops->spawned(s->backends[b].be, parent, child, thread);
+}
+
+void session__before_unwind(struct session *s, int tid, bool step)
+{
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->before_unwind)
+			s->backends[b].ops->before_unwind(s->backends[b].be, tid, step);
+}
+
+void session__forked(struct session *s, int child)
+{
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->forked)
+			s->backends[b].ops->forked(s->backends[b].be, child);
+}
+
+bool session__patches(const struct session *s)
+{
+	return s->patch != NULL;
+}
+
+int session__watch(struct session *s, int pid, const char *path, uint64_t file_offset)
+{
+	return probes__watch(s->probes, pid, path, file_offset);
 }
 
 /* Attaches the loop probes of the binary (after its counting probes): instructions the
@@ -340,6 +365,7 @@ static int attach_or_refuse(struct session *s, struct session_object *c,
 static int attach_loops(struct session *s)
 {
 	struct session_object *c = &s->objs[0];
+	struct count_object co = count_object_of(c, 0);
 
 	for (int round = 0; round < 4; round++) {
 		uint64_t *offs = malloc((s->loops.nsites + 1) * sizeof(*offs)), *cookies;
@@ -364,8 +390,9 @@ static int attach_loops(struct session *s)
 						    ls->depth, ls->loop);
 		}
 		if (!err)
-			err = attach_or_refuse(s, c, probes__attach_loops, offs, cookies,
-					       s->loops.nsites, &nbad);
+			err = uprobe_backend__attach_or_refuse(s->probes, &co, probes__attach_loops,
+							       offs, cookies, s->loops.nsites,
+							       &nbad);
 		free(cookies);
 		free(offs);
 		if (err)
@@ -385,33 +412,37 @@ static int attach_loops(struct session *s)
 int session__attach(struct session *s, size_t k, int pid)
 {
 	struct session_object *c = &s->objs[k];
-	int err = -EINVAL;
 
-	for (int round = 0; round < 4; round++) {
-		uint64_t *offs = site_offsets(c), *cookies;
-		size_t nbad = 0;
+	for (int round = 0; round < 8; round++) {
+		struct count_object co = count_object_of(c, k);
+		size_t nbad = 0, b = 0;
+		int err = 0;
 
-		if (!offs)
-			return -EINVAL;
-		cookies = malloc((c->pl.nsites + 1) * sizeof(*cookies));
-		if (!cookies) {
-			free(offs);
-			return pr_err("out of memory");
+		co.bias = load_bias(pid, c->path, &c->img);
+		/* What a backend can tell without installing anything, first; then each attaches
+		 * (the uprobe backend, first, finds refusals only by attaching, and leaves nothing
+		 * installed when it refuses). */
+		for (size_t u = 0; u < s->nbackends && !err && !nbad; u++)
+			if (s->backends[u].ops->check) {
+				b = u + 1;
+				err = s->backends[u].ops->check(s->backends[u].be, &co, pid, &nbad);
+			}
+		for (size_t u = 0; u < s->nbackends && !err && !nbad; u++) {
+			b = u + 1;
+			err = s->backends[u].ops->attach(s->backends[u].be, &co, pid, &nbad);
+			if (nbad && u > 0)
+				return pr_err("'%s': %s refused sites it had accepted", c->path,
+					      s->backends[u].ops->name);
 		}
-		for (size_t i = 0; i < c->pl.nsites; i++)
-			cookies[i] = object_cookie(c, &c->pl.sites[i]);
-		err = attach_or_refuse(s, c, probes__attach, offs, cookies, c->pl.nsites, &nbad);
-		free(cookies);
-		free(offs);
 		if (err)
 			return err;
 		if (!nbad) {
-			c->bias = load_bias(pid, c->path, &c->img);
+			c->bias = co.bias;
 			c->attached = true;
 			return k == 0 && s->loop_stats ? attach_loops(s) : 0;
 		}
-		pr_info("'%s': the kernel refuses probes on %zu instructions: placing probes without them",
-			c->path, nbad);
+		pr_info("'%s': %s refuse %zu sites: placing counters without them", c->path,
+			s->backends[b - 1].ops->name, nbad);
 		placement__free(&c->pl);
 		if (placement__plan(&c->pl, &c->prog, &c->popt))
 			return pr_err("'%s': out of memory planning probes", c->path);
@@ -422,7 +453,7 @@ int session__attach(struct session *s, size_t k, int pid)
 			return pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
 				      c->path, plan_ordinals(&c->pl), c->nordinals);
 	}
-	return pr_err("'%s': the kernel keeps refusing probe sites", c->path);
+	return pr_err("'%s': the counting mechanisms keep refusing sites", c->path);
 }
 
 int session__check_libs(struct session *s, int pid)
@@ -431,14 +462,17 @@ int session__check_libs(struct session *s, int pid)
 
 	for (size_t k = 1; k < s->nobjs; k++) {
 		struct session_object *o = &s->objs[k];
-		uint64_t *offs = site_offsets(o), *bad = NULL;
-		size_t nbad = 0;
+		struct count_object co = count_object_of(o, k);
+		uint64_t *offs = NULL, *cookies = NULL, *bad = NULL;
+		size_t n = 0, nbad = 0;
 
 		/* Mapped now: where (jump-table targets are run-time addresses). */
 		o->bias = load_bias(pid, o->path, &o->img);
 
-		if (!offs || probes__refused(s->probes, o->path, offs, o->pl.nsites, &bad, &nbad)) {
+		if (uprobe_backend__offsets(&co, &offs, &cookies, &n) ||
+		    probes__refused(s->probes, o->path, offs, n, &bad, &nbad)) {
 			free(offs);
+			free(cookies);
 			return -1;
 		}
 		if (nbad) {
@@ -456,6 +490,7 @@ int session__check_libs(struct session *s, int pid)
 		}
 		free(bad);
 		free(offs);
+		free(cookies);
 	}
 	return ret;
 }
@@ -846,6 +881,19 @@ static void warn_violations(const struct session *s, struct func_counts **counts
 		pr_warn("  and %zu more functions", nfuncs - MAX_VIOLATING_SHOWN);
 }
 
+/* Closes every counting backend (the uprobe one last: probes is its handle). */
+static void close_backends(struct session *s)
+{
+	for (size_t b = s->nbackends; b-- > 0;)
+		s->backends[b].ops->close(s->backends[b].be);
+	if (s->patch_owned)
+		patch_count_ops.close(s->patch);
+	s->patch_owned = false;
+	s->patch = NULL;
+	s->nbackends = 0;
+	s->probes = NULL;
+}
+
 int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out)
 {
@@ -874,10 +922,13 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 						  .frames = tr->execs[i].frames,
 						  .at = tr->execs[i].at, .path = tr->execs[i].path };
 	s->counters = calloc(s->capacity + 1, sizeof(*s->counters));
-	if (!s->counters || probes__read(s->probes, s->counters)) {
-		pr_err("cannot read the counters");
-		goto out;
-	}
+	if (!s->counters)
+		goto nomem;
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->read(s->backends[b].be, s->counters)) {
+			pr_err("cannot read the counters of the %s", s->backends[b].ops->name);
+			goto out;
+		}
 	/* Indirect sites: their counters are the targets their jumps took. */
 	for (size_t k = 0; k < n; k++)
 		if (index_indirect(&s->objs[k]))
@@ -902,8 +953,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			pr_warn("%llu loop iterations could not be followed (too many loops active at once): some loops' moments are not exact",
 				(unsigned long long)lost_trips);
 	}
-	probes__close(s->probes);
-	s->probes = NULL;
+	close_backends(s);
 	if (frames_to_virtual(&m, tr, &unmapped))
 		goto nomem;
 	for (size_t k = 0; k < n; k++) {
@@ -996,8 +1046,7 @@ out:
 
 void session__release(struct session *s)
 {
-	probes__close(s->probes);
-	s->probes = NULL;
+	close_backends(s);
 	free(s->counters);
 	s->counters = NULL;
 	for (size_t k = 0; k < s->nobjs; k++) {

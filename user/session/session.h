@@ -16,12 +16,20 @@
 #include "cfg/cfg.h"
 #include "estimators/loop_probes.h"
 #include "estimators/placement.h"
+#include "user/count/count.h"
 #include "user/count/probes.h"
 #include "user/session/run_weights.h"
 #include "user/proc/tracer.h"
 
+/* Which mechanisms count (`--probes`). */
+enum session_counting {
+	COUNTING_AUTO = 0, /* in-process counters where proven safe, uprobes elsewhere */
+	COUNTING_UPROBE,   /* uprobes only */
+};
+
 struct session_options {
 	enum placement_mode mode;
+	enum session_counting counting;
 	const char *weights;  /* a profile for exact weights of the binary, or NULL */
 	int bound_pid;        /* > 0: probes live in this process only (attach to a running
 			       * process); 0: the binary's in every process mapping it, counted
@@ -47,6 +55,8 @@ struct session_object {
 				* probe can recompute (a bound on any plan's indirect sites) */
 	uint64_t bias;         /* run-time address - ELF vaddr of its code */
 	bool attached;
+	uint64_t avoid[4];     /* ELF vaddrs no code may be written over (session__avoid) */
+	size_t navoid;
 	/* while folding indirect targets into counters */
 	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
 	uint32_t nindirect;
@@ -56,10 +66,20 @@ struct session_object {
 	uint64_t unmapped;     /* unwound frames outside every recovered block */
 };
 
+/* At most this many counting mechanisms (count.h) in one session. */
+#define SESSION_MAX_BACKENDS 2
+
 struct session {
 	struct session_object *objs;
 	size_t nobjs;
+	/* The counting mechanisms, attached in this order (uprobes first): a site's class says
+	 * which counts it. probes is the uprobe backend's handle, which the uprobe-only features
+	 * (loop statistics, jump-table targets, watched library functions) use directly. */
+	struct count_backend backends[SESSION_MAX_BACKENDS];
+	size_t nbackends;
 	struct probes *probes;
+	struct patch_backend *patch; /* the in-process backend, NULL with --probes uprobe */
+	bool patch_owned;      /* patch not yet among the backends (closed on its own) */
 	uint32_t capacity;     /* counters the BPF map holds, all objects */
 	uint64_t *counters;    /* their values, at the end */
 	int main_pid;          /* libraries' probes are bound to this process: their frames in
@@ -79,7 +99,8 @@ struct session_run_info {
 };
 
 /* The options `run` and `record` share, as getopt_long values: --placement MODE ('P'),
- * --weights FILE ('w') and --lib NAME|PATH ('l': the name goes into NAMES, which holds
+ * --probes auto|uprobe ('M'), --weights FILE ('w') and --lib NAME|PATH ('l': the name goes
+ * into NAMES, which holds
  * TRACER_MAX_OBJECTS - 1, counted in *NNAMES). Takes option OPT with argument ARG into O.
  * Returns 0, or the exit status of a usage error reported for command CMD. */
 int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
@@ -114,6 +135,32 @@ int session__check_libs(struct session *s, int pid);
  * writes the profile to OUT atomically. Returns 0, or non-zero after reporting one line. */
 int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out);
+
+/* Keeps every counting mechanism from writing code over the instruction of the binary at
+ * ELF address VADDR (a breakpoint of the tracer's goes there; 0 is ignored). At most 4. */
+void session__avoid(struct session *s, uint64_t vaddr);
+
+/* Counts process PID (and what it forks) from now on, with every backend. Returns 0 or
+ * non-zero (reported). */
+int session__count_pid(struct session *s, int pid);
+
+/* Stops counting process PID (the end of an attach window). Returns 0 or non-zero
+ * (reported). */
+int session__uncount_pid(struct session *s, int pid);
+
+/* The process-control events of tracer_hooks (spawned, before_unwind, forked), passed to
+ * every backend. */
+void session__spawned(struct session *s, int parent, int child, bool thread);
+void session__before_unwind(struct session *s, int tid, bool step);
+void session__forked(struct session *s, int child);
+
+/* Whether some sites of S may be counted in process (then an attach installs its counters
+ * while every thread is held, and follows forks). */
+bool session__patches(const struct session *s);
+
+/* Watches the instruction at FILE_OFFSET of PATH in process PID only (tracer_hooks.watch):
+ * the uprobe goes into that process's memory, no other process's. */
+int session__watch(struct session *s, int pid, const char *path, uint64_t file_offset);
 
 /* Frees everything S holds (probes detached). Safe on a zeroed or partly prepared S. */
 void session__release(struct session *s);

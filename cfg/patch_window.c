@@ -1,0 +1,606 @@
+/*
+ * Patch windows (see patch_window.h): the program's entry set, each instruction's relocation
+ * kind, and per instruction the count and branch classes, from one capstone pass over every
+ * function plus the flag liveness.
+ */
+#include "patch_window.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eh_lsda.h"
+
+/* --- relocation kinds ------------------------------------------------------------------- */
+
+static bool reads_rip(const cs_insn *in)
+{
+	for (unsigned k = 0; k < in->detail->regs_read_count; k++)
+		if (in->detail->regs_read[k] == X86_REG_RIP)
+			return true;
+	return false;
+}
+
+static bool has_prefix(const cs_insn *in, uint8_t p)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (int k = 0; k < 4; k++)
+		if (x->prefix[k] == p)
+			return true;
+	return false;
+}
+
+/* The memory operand of IN, or NULL. */
+static const cs_x86_op *mem_op(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (unsigned k = 0; k < x->op_count; k++)
+		if (x->operands[k].type == X86_OP_MEM)
+			return &x->operands[k];
+	return NULL;
+}
+
+/* Whether IN's rip-relative displacement is where capstone says (it is rewritten there). */
+static bool rip_disp_ok(const cs_insn *in, const cs_x86_op *m)
+{
+	const cs_x86 *x = &in->detail->x86;
+	int32_t d;
+
+	if (m->mem.index != X86_REG_INVALID || has_prefix(in, 0x67))
+		return false;
+	if (!x->encoding.disp_offset || x->encoding.disp_size != 4 ||
+	    x->encoding.disp_offset + 4u > in->size)
+		return false;
+	memcpy(&d, in->bytes + x->encoding.disp_offset, 4);
+	return d == m->mem.disp;
+}
+
+static bool is_jcc(unsigned id)
+{
+	switch (id) {
+	case X86_INS_JO: case X86_INS_JNO: case X86_INS_JB: case X86_INS_JAE:
+	case X86_INS_JE: case X86_INS_JNE: case X86_INS_JBE: case X86_INS_JA:
+	case X86_INS_JS: case X86_INS_JNS: case X86_INS_JP: case X86_INS_JNP:
+	case X86_INS_JL: case X86_INS_JGE: case X86_INS_JLE: case X86_INS_JG:
+		return true;
+	default:
+		return false;
+	}
+}
+
+enum reloc_kind patch_reloc__kind(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *op0 = x->op_count ? &x->operands[0] : NULL;
+	const cs_x86_op *m = mem_op(in);
+
+	switch (in->id) {
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
+	case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_UD2: case X86_INS_UD2B: case X86_INS_UD0: case X86_INS_HLT:
+	case X86_INS_XBEGIN: case X86_INS_XABORT: case X86_INS_XEND:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+	case X86_INS_JRCXZ: case X86_INS_JECXZ: case X86_INS_JCXZ:
+	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_RETFQ:
+	case X86_INS_IRET: case X86_INS_IRETD: case X86_INS_IRETQ:
+	case X86_INS_INVALID:
+		return RELOC_NO;
+	case X86_INS_JMP:
+	case X86_INS_CALL:
+		if (has_prefix(in, 0x66) || !op0)
+			return RELOC_NO; /* rel16 / 16-bit operand: refused */
+		if (op0->type == X86_OP_IMM)
+			return in->id == X86_INS_JMP ? RELOC_JMP : RELOC_CALL;
+		if (op0->type == X86_OP_REG) {
+			if (x86_reg_family(op0->reg) < 0 || x86_reg_family(op0->reg) == 4)
+				return RELOC_NO;
+			return in->id == X86_INS_JMP ? RELOC_JMP_IND : RELOC_CALL_IND;
+		}
+		if (op0->type != X86_OP_MEM || !x->encoding.modrm_offset)
+			return RELOC_NO;
+		if (op0->mem.base == X86_REG_RIP && !rip_disp_ok(in, op0))
+			return RELOC_NO;
+		/* A call pushes before it jumps in the trampoline: an operand through rsp would
+		 * read another slot. */
+		if (in->id == X86_INS_CALL &&
+		    (x86_reg_family(op0->mem.base) == 4 || x86_reg_family(op0->mem.index) == 4))
+			return RELOC_NO;
+		return in->id == X86_INS_JMP ? RELOC_JMP_IND : RELOC_CALL_IND;
+	case X86_INS_RET:
+		return RELOC_RET;
+	default:
+		break;
+	}
+	if (is_jcc(in->id))
+		return op0 && op0->type == X86_OP_IMM && !has_prefix(in, 0x66) ? RELOC_JCC
+									      : RELOC_NO;
+	if (m && m->mem.base == X86_REG_RIP)
+		return rip_disp_ok(in, m) ? RELOC_RIP : RELOC_NO;
+	if (reads_rip(in))
+		return RELOC_NO;
+	return RELOC_COPY;
+}
+
+static bool ends_window_only(uint8_t k)
+{
+	return k >= RELOC_JMP;
+}
+
+/* --- the entry set ---------------------------------------------------------------------- */
+
+static int add(struct patch_entries *pe, uint64_t a)
+{
+	if (pe->n == pe->cap) {
+		size_t cap = pe->cap ? 2 * pe->cap : 4096;
+		uint64_t *v = realloc(pe->addr, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pe->addr = v;
+		pe->cap = cap;
+	}
+	pe->addr[pe->n++] = a;
+	return 0;
+}
+
+static bool in_code(const struct elf_image *img, uint64_t a)
+{
+	const struct elf_section *s = elf_image__section_at(img, a);
+
+	return s && s->exec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Index of the first element of sorted V[0, N) that is >= A. */
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool any_in_open(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t k;
+
+	if (!v || !n || hi <= lo + 1)
+		return false;
+	k = lower_bound(v, n, lo + 1);
+	return k < n && v[k] < hi;
+}
+
+bool patch_entries__inside(const struct patch_entries *pe, const uint64_t *extra,
+			   size_t nextra, uint64_t lo, uint64_t hi)
+{
+	return any_in_open(pe->addr, pe->n, lo, hi) || any_in_open(extra, nextra, lo, hi);
+}
+
+/* Relative relocations (PIE function-pointer and label tables) whose value is code. */
+static int add_relocs(struct patch_entries *pe, const struct elf_image *img)
+{
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (!img->elf)
+		return 0;
+	while (!err && (scn = elf_nextscn(img->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && !err && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			unsigned t;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			t = (unsigned)GELF_R_TYPE(r.r_info);
+			if ((t == R_X86_64_RELATIVE || t == R_X86_64_IRELATIVE) &&
+			    in_code(img, (uint64_t)r.r_addend))
+				err = add(pe, (uint64_t)r.r_addend);
+		}
+	}
+	return err;
+}
+
+/* Aligned 8-byte data words whose value is a code address (non-PIE pointer tables). */
+static int add_data_words(struct patch_entries *pe, const struct elf_image *img)
+{
+	int err = 0;
+
+	for (size_t k = 0; !err && k < img->nsecs; k++) {
+		const struct elf_section *s = &img->secs[k];
+
+		if (s->exec || !s->data)
+			continue;
+		for (uint64_t off = (8 - (s->addr & 7)) & 7; !err && off + 8 <= s->size; off += 8) {
+			uint64_t v;
+
+			memcpy(&v, s->data + off, 8);
+			if (v && in_code(img, v))
+				err = add(pe, v);
+		}
+	}
+	return err;
+}
+
+static int add_landing_pads(struct patch_entries *pe, const struct cfg_program *prog)
+{
+	struct eh_callsite *v = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < prog->syms.nlsdas; i++)
+		if (eh_lsda__callsites(prog->img, prog->syms.lsdas[i].lsda,
+				       prog->syms.lsdas[i].start, &v, &n, &cap) == -ENOMEM)
+			err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		err = add(pe, v[i].lp);
+	free(v);
+	return err;
+}
+
+static int add_tables(struct patch_entries *pe, const struct cfg_program *prog,
+		      const struct cfg_func *f)
+{
+	for (uint32_t t = 0; t < f->ntables; t++) {
+		const struct cfg_jump_table *jt = &f->tables[t];
+
+		for (uint32_t e = 0; e < jt->entries; e++) {
+			uint64_t v;
+			int err;
+
+			if (elf_image__read(prog->img, jt->table + (uint64_t)e * jt->entry_size,
+					    jt->entry_size, &v))
+				break;
+			if (jt->relative)
+				v = jt->table + (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+			if ((err = add(pe, v)))
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Code addresses IN takes: a rip-relative lea's target, an immediate that is code. */
+static int add_taken(struct patch_entries *pe, const struct elf_image *img, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (in->id == X86_INS_CALL || in->id == X86_INS_JMP || is_jcc(in->id))
+		return 0;
+	for (unsigned k = 0; k < x->op_count; k++) {
+		const cs_x86_op *op = &x->operands[k];
+		uint64_t a = 0;
+
+		if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP && in->id == X86_INS_LEA)
+			a = in->address + in->size + (uint64_t)op->mem.disp;
+		else if (op->type == X86_OP_IMM)
+			a = (uint64_t)op->imm;
+		else if (op->type == X86_OP_MEM && op->mem.base == X86_REG_INVALID)
+			a = (uint64_t)op->mem.disp; /* a table indexed by absolute address */
+		if (a && in_code(img, a)) {
+			int err = add(pe, a);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* --- per function ----------------------------------------------------------------------- */
+
+long patch_func__insn_at(const struct cfg_func *f, uint64_t addr)
+{
+	int b = cfg_func__block_containing(f, addr);
+
+	if (b < 0)
+		return -1;
+	for (uint32_t k = 0; k < f->blocks[b].ninsns; k++)
+		if (f->insns[f->blocks[b].first_insn + k].addr == addr)
+			return (long)(f->blocks[b].first_insn + k);
+	return -1;
+}
+
+/* The block holding instruction INSN of F (blocks hold contiguous ranges). */
+static int block_of_insn(const struct cfg_func *f, uint32_t insn)
+{
+	int b = cfg_func__block_containing(f, f->insns[insn].addr);
+
+	if (b < 0 || insn < f->blocks[b].first_insn ||
+	    insn >= f->blocks[b].first_insn + f->blocks[b].ninsns)
+		return -1;
+	return b;
+}
+
+static uint8_t class_of(uint8_t live)
+{
+	return (live & FLAG_INC_WRITES) ? PATCH_FLAGSAVE : PATCH_PLAIN;
+}
+
+/* Whether [FIRST, LAST] of F may form a window (sizes aside) under AVOID. */
+static bool window_ok(const struct patch_analysis *pa, const struct patch_func *pf,
+		      const struct cfg_func *f, uint32_t first, uint32_t last, uint32_t blk_last,
+		      const uint64_t *avoid, size_t navoid)
+{
+	uint64_t lo = f->insns[first].addr;
+	uint64_t hi = f->insns[last].addr + f->insns[last].size;
+
+	for (uint32_t k = first; k <= last; k++) {
+		if (pf->reloc[k] == RELOC_NO)
+			return false;
+		if (ends_window_only(pf->reloc[k]) && k != last)
+			return false;
+		if (ends_window_only(pf->reloc[k]) && k != blk_last)
+			return false;
+	}
+	return !patch_entries__inside(&pa->entries, avoid, navoid, lo, hi);
+}
+
+static void outcomes(const struct patch_func *pf, const struct cfg_func *f, uint32_t blk,
+		     uint8_t *taken, uint8_t *not_taken)
+{
+	const struct cfg_block *b = &f->blocks[blk];
+
+	*taken = *not_taken = 0;
+	for (uint32_t s = 0; s < b->nsucc; s++) {
+		uint32_t e = f->succ[b->first_succ + s];
+		uint8_t l = flag_liveness__edge(&pf->fl, f, e);
+
+		if (f->edges[e].kind == EDGE_NOT_TAKEN)
+			*not_taken |= l;
+		else if (f->edges[e].kind == EDGE_TAKEN || f->edges[e].kind == EDGE_TAIL_CALL)
+			*taken |= l;
+		else
+			*taken |= l, *not_taken |= l; /* anything else: both, to be safe */
+	}
+}
+
+static void fill(struct patch_window *w, const struct patch_func *pf, const struct cfg_func *f,
+		 size_t func, uint32_t first, uint32_t last, uint32_t blk)
+{
+	const struct cfg_block *b = &f->blocks[blk];
+
+	memset(w, 0, sizeof(*w));
+	w->func = (uint32_t)func;
+	w->start = f->insns[first].addr;
+	w->len = (uint8_t)(f->insns[last].addr + f->insns[last].size - w->start);
+	w->first = first;
+	w->ninsns = last - first + 1;
+	w->live_entry = pf->fl.before[first];
+	w->ends_block = last == b->first_insn + b->ninsns - 1;
+	w->ends_jcc = pf->reloc[last] == RELOC_JCC;
+	if (w->ends_jcc)
+		outcomes(pf, f, blk, &w->live_taken, &w->live_not_taken);
+}
+
+int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				 const uint64_t *avoid, size_t navoid, unsigned opts,
+				 struct patch_window *w)
+{
+	const struct cfg_func *f;
+	const struct patch_func *pf;
+	const struct cfg_block *b;
+	uint32_t blk_last, last;
+	uint64_t len = 0;
+	int blk;
+
+	if (func >= pa->nfuncs)
+		return -ENOENT;
+	f = &pa->prog->funcs[func];
+	pf = &pa->funcs[func];
+	if (pf->refused || insn >= f->ninsns || (blk = block_of_insn(f, insn)) < 0)
+		return -ENOENT;
+	b = &f->blocks[blk];
+	blk_last = b->first_insn + b->ninsns - 1;
+	for (last = insn; last <= blk_last; last++) {
+		len += f->insns[last].size;
+		if (len >= 5)
+			break;
+	}
+	if (len < 5 || len > PATCH_WINDOW_MAX ||
+	    !window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid))
+		return -ENOENT;
+	if ((opts & PATCH_WINDOW_TO_BLOCK_END) && last < blk_last &&
+	    ends_window_only(pf->reloc[blk_last]) &&
+	    f->insns[blk_last].addr + f->insns[blk_last].size - f->insns[insn].addr <=
+		    PATCH_WINDOW_MAX &&
+	    window_ok(pa, pf, f, insn, blk_last, blk_last, avoid, navoid))
+		last = blk_last;
+	fill(w, pf, f, func, insn, last, (uint32_t)blk);
+	w->cls = class_of(w->live_entry);
+	return 0;
+}
+
+int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				  const uint64_t *avoid, size_t navoid, struct patch_window *w)
+{
+	const struct cfg_func *f;
+	const struct patch_func *pf;
+	const struct cfg_block *b;
+	uint32_t first;
+	uint64_t len;
+	int blk;
+
+	if (func >= pa->nfuncs)
+		return -ENOENT;
+	f = &pa->prog->funcs[func];
+	pf = &pa->funcs[func];
+	if (pf->refused || insn >= f->ninsns || pf->reloc[insn] != RELOC_JCC ||
+	    (blk = block_of_insn(f, insn)) < 0)
+		return -ENOENT;
+	b = &f->blocks[blk];
+	if (insn != b->first_insn + b->ninsns - 1)
+		return -ENOENT;
+	first = insn;
+	len = f->insns[insn].size;
+	while (len < 5 && first > b->first_insn) {
+		first--;
+		len += f->insns[first].size;
+	}
+	if (len < 5 || len > PATCH_WINDOW_MAX ||
+	    !window_ok(pa, pf, f, first, insn, insn, avoid, navoid))
+		return -ENOENT;
+	fill(w, pf, f, func, first, insn, (uint32_t)blk);
+	w->cls = class_of(w->live_taken | w->live_not_taken);
+	return 0;
+}
+
+/* Pass 1 over F: relocation kinds and the entries F contributes. */
+static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const struct cfg_func *f,
+		     struct decoder *d)
+{
+	const struct elf_image *img = pa->prog->img;
+	int err;
+
+	pf->reloc = calloc(f->ninsns + 1, 1);
+	pf->count_class = calloc(f->ninsns + 1, 1);
+	pf->branch_class = calloc(f->ninsns + 1, 1);
+	if (!pf->reloc || !pf->count_class || !pf->branch_class)
+		return -ENOMEM;
+	pf->refused = (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE)) != 0;
+	if ((err = add(&pa->entries, f->entry)))
+		return err;
+	for (uint32_t b = 0; b < f->nblocks; b++)
+		if ((err = add(&pa->entries, f->blocks[b].start)))
+			return err;
+	if ((err = add_tables(&pa->entries, pa->prog, f)))
+		return err;
+	/* Call and tail-call targets (a jump into another function's middle included). */
+	for (uint32_t c = 0; c < f->ncalls; c++)
+		if (f->calls[c].target && (err = add(&pa->entries, f->calls[c].target)))
+			return err;
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (f->edges[e].target && (err = add(&pa->entries, f->edges[e].target)))
+			return err;
+	for (uint32_t k = 0; k < f->ninsns; k++) {
+		const struct cfg_insn *ci = &f->insns[k];
+		const cs_insn *in = decoder__detail(d, ci->addr);
+
+		if (ci->flow == INSN_CALL || ci->flow == INSN_CALL_IND)
+			if ((err = add(&pa->entries, ci->addr + ci->size)))
+				return err;
+		if (!in || in->size != ci->size) {
+			pf->reloc[k] = RELOC_NO;
+			continue;
+		}
+		pf->reloc[k] = (uint8_t)patch_reloc__kind(in);
+		if ((err = add_taken(&pa->entries, img, in)))
+			return err;
+	}
+	return flag_liveness__compute(&pf->fl, pa->prog, f, d);
+}
+
+int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog)
+{
+	struct decoder d;
+	size_t w = 0;
+	int err;
+
+	memset(pa, 0, sizeof(*pa));
+	pa->prog = prog;
+	pa->nfuncs = prog->nfuncs;
+	pa->funcs = calloc(prog->nfuncs + 1, sizeof(*pa->funcs));
+	if (!pa->funcs)
+		return -ENOMEM;
+	err = decoder__open(&d, prog->img);
+	if (err) {
+		free(pa->funcs);
+		pa->funcs = NULL;
+		return err;
+	}
+	for (size_t i = 0; !err && i < prog->nfuncs; i++)
+		err = scan_func(pa, &pa->funcs[i], &prog->funcs[i], &d);
+	decoder__close(&d);
+	for (size_t i = 0; !err && i < prog->syms.nfuncs; i++)
+		err = add(&pa->entries, prog->syms.funcs[i].addr);
+	for (size_t i = 0; !err && i < prog->syms.nplt; i++)
+		err = add(&pa->entries, prog->syms.plt[i].addr);
+	if (!err)
+		err = add_landing_pads(&pa->entries, prog);
+	if (!err)
+		err = add_relocs(&pa->entries, prog->img);
+	if (!err)
+		err = add_data_words(&pa->entries, prog->img);
+	if (err) {
+		patch_analysis__release(pa);
+		return err;
+	}
+	qsort(pa->entries.addr, pa->entries.n, sizeof(uint64_t), cmp_u64);
+	for (size_t r = 0; r < pa->entries.n; r++)
+		if (!w || pa->entries.addr[w - 1] != pa->entries.addr[r])
+			pa->entries.addr[w++] = pa->entries.addr[r];
+	pa->entries.n = w;
+	pa->stats.entries = w;
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+		struct patch_func *pf = &pa->funcs[i];
+		struct patch_window win;
+
+		pa->stats.insns += f->ninsns;
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			if (!patch_analysis__count_window(pa, i, k, NULL, 0, 0, &win)) {
+				pf->count_class[k] = win.cls;
+				pa->stats.count_plain += win.cls == PATCH_PLAIN;
+				pa->stats.count_flagsave += win.cls == PATCH_FLAGSAVE;
+			}
+			if (pf->reloc[k] != RELOC_JCC)
+				continue;
+			pa->stats.jcc_blocks++;
+			if (!patch_analysis__branch_window(pa, i, k, NULL, 0, &win)) {
+				pf->branch_class[k] = win.cls;
+				pa->stats.branch_plain += win.cls == PATCH_PLAIN;
+				pa->stats.branch_flagsave += win.cls == PATCH_FLAGSAVE;
+			}
+		}
+	}
+	return 0;
+}
+
+void patch_analysis__apply(const struct patch_analysis *pa, struct cfg_program *prog)
+{
+	static const uint8_t probe[] = { 0, PROBE_PATCH, PROBE_PATCH_FLAGS };
+
+	for (size_t i = 0; i < pa->nfuncs && i < prog->nfuncs; i++) {
+		struct cfg_func *f = &prog->funcs[i];
+		const struct patch_func *pf = &pa->funcs[i];
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			f->insns[k].patch_count = probe[pf->count_class[k] % 3];
+			f->insns[k].patch_branch = probe[pf->branch_class[k] % 3];
+		}
+	}
+}
+
+void patch_analysis__release(struct patch_analysis *pa)
+{
+	for (size_t i = 0; pa->funcs && i < pa->nfuncs; i++) {
+		free(pa->funcs[i].reloc);
+		free(pa->funcs[i].count_class);
+		free(pa->funcs[i].branch_class);
+		flag_liveness__release(&pa->funcs[i].fl);
+	}
+	free(pa->funcs);
+	free(pa->entries.addr);
+	memset(pa, 0, sizeof(*pa));
+}

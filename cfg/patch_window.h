@@ -1,0 +1,137 @@
+/*
+ * Where a 5-byte `jmp rel32` to a trampoline may be written over a program's code: patch
+ * windows of consecutive whole instructions of one block, 5 to 16 bytes, that nothing can
+ * enter but at their first instruction, made only of instructions a trampoline can run
+ * elsewhere with the same effect. "Nothing can enter" is proven against one set per program
+ * of every address code may be entered at: every block start of every function, every
+ * function start and PLT stub, every call and tail-call target, every call's return address,
+ * every jump-table entry, every exception landing pad, every code address taken by a
+ * rip-relative `lea`, an immediate, a relative relocation or an aligned data word; plus, per
+ * query, the caller's own list (the resume pcs of held threads, unwound frame pcs, uprobe
+ * sites, breakpoints). Functions with an unresolved indirect jump or undecodable code get no
+ * window at all (their jumps may land anywhere). A count window starts at the instruction
+ * whose block it counts (the increment runs before it); a branch window ends with a block's
+ * jcc (each outcome counted on its own in the trampoline) and starts at or before it. Each
+ * window is classed by the flags live where its increments go: PATCH_PLAIN (a bare `incq`)
+ * or PATCH_FLAGSAVE.
+ */
+#ifndef EDGEPROF_CFG_PATCH_WINDOW_H
+#define EDGEPROF_CFG_PATCH_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfg.h"
+#include "decode.h"
+#include "flag_liveness.h"
+
+#define PATCH_WINDOW_MAX 16 /* bytes a window may overwrite */
+
+enum patch_class {
+	PATCH_NONE = 0,     /* no window */
+	PATCH_PLAIN = 1,    /* flags the increment writes are dead there: a bare increment */
+	PATCH_FLAGSAVE = 2, /* live: the increment saves and restores them */
+};
+
+/* How one instruction runs in a trampoline (the code generator and the window search agree
+ * through this). The kinds after RELOC_RIP end a block and may only end a window. */
+enum reloc_kind {
+	RELOC_NO = 0,   /* cannot be moved (syscall, int, loop/jrcxz, xbegin, rsp-based indirect
+			 * call, any other reader of rip, undecodable, 16-bit branches) */
+	RELOC_COPY,     /* its bytes as they are */
+	RELOC_RIP,      /* its bytes, the rip-relative disp32 re-based */
+	RELOC_JMP,      /* jmp rel8/rel32: jmp rel32 to the same target */
+	RELOC_JCC,      /* jcc rel8/rel32: jcc rel32, the outcomes split */
+	RELOC_CALL,     /* call rel32: push the original return address, jmp rel32 */
+	RELOC_CALL_IND, /* call *reg / *mem (not through rsp): push it, jmp *the same operand */
+	RELOC_JMP_IND,  /* jmp *reg / *mem (rip-relative re-based) */
+	RELOC_RET,      /* ret, ret imm16 */
+};
+
+/* The relocation kind of IN (decoded with detail). */
+enum reloc_kind patch_reloc__kind(const cs_insn *in);
+
+/* Sorted, unique addresses (ELF vaddrs) where code may be entered other than by falling
+ * through from the previous instruction. */
+struct patch_entries {
+	uint64_t *addr;
+	size_t n, cap;
+};
+
+/* Whether any of PE, or of the sorted EXTRA[0, NEXTRA), lies in (LO, HI) (open: the window's
+ * own start is fine). */
+bool patch_entries__inside(const struct patch_entries *pe, const uint64_t *extra,
+			   size_t nextra, uint64_t lo, uint64_t hi);
+
+/* A function's analysis: per instruction k (cfg_func.insns order). */
+struct patch_func {
+	uint8_t *reloc;        /* enum reloc_kind */
+	uint8_t *count_class;  /* enum patch_class: a count window can start at k */
+	uint8_t *branch_class; /* enum patch_class: a branch window can end with k (its block's
+				* last instruction, a jcc) */
+	struct flag_liveness fl;
+	bool refused;          /* unresolved or bad code: no windows */
+};
+
+struct patch_analysis {
+	const struct cfg_program *prog;
+	struct patch_entries entries;
+	struct patch_func *funcs; /* indexed like prog->funcs */
+	size_t nfuncs;
+	struct {
+		uint64_t insns, count_plain, count_flagsave, branch_plain, branch_flagsave;
+		uint64_t jcc_blocks, entries;
+	} stats;
+};
+
+/* Analyses every function of PROG: the entry set, each instruction's relocation kind, flag
+ * liveness, and the count and branch classes without any extra address to avoid. PROG must
+ * outlive PA. Returns 0, -ENOMEM, or -EINVAL (capstone could not be opened). */
+int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog);
+
+/* Copies the classes into PROG's instructions (cfg_insn.patch_count and patch_branch as
+ * PROBE_PATCH / PROBE_PATCH_FLAGS, 0 for none). PROG is the program PA was built from. */
+void patch_analysis__apply(const struct patch_analysis *pa, struct cfg_program *prog);
+
+/* Releases what PA holds. Safe on a zeroed or already released PA. */
+void patch_analysis__release(struct patch_analysis *pa);
+
+/* A window found by a query below. */
+struct patch_window {
+	uint64_t start;           /* ELF vaddr of its first instruction */
+	uint8_t len;              /* bytes, 5..PATCH_WINDOW_MAX */
+	uint32_t func;            /* index into prog->funcs */
+	uint32_t first, ninsns;   /* its instructions: insns[first, first + ninsns) of func */
+	uint8_t cls;              /* enum patch_class for the increments it carries */
+	uint8_t live_entry;       /* FLAG_* live before its first instruction */
+	bool ends_jcc;            /* its last instruction is its block's jcc */
+	uint8_t live_taken;       /* ends_jcc: flags live on the taken outcome */
+	uint8_t live_not_taken;   /* ... and on the not-taken one */
+	bool ends_block;          /* its last instruction ends its block (no jmp back needed
+				   * when it is a jmp, jcc, ret or call) */
+};
+
+/* Query options. */
+#define PATCH_WINDOW_TO_BLOCK_END 0x1 /* "jump optimisation": extend a count window to its
+				       * block's terminating jmp/jcc/ret/call when that is still
+				       * a valid window, so the trampoline runs the terminator
+				       * itself instead of jumping back to it */
+
+/* The count window starting at instruction INSN of function FUNC (its increment counts
+ * INSN's block), none of whose instructions but the first starts at one of AVOID[0, NAVOID)
+ * (sorted ELF vaddrs; may be NULL). Returns 0 with *W, or -ENOENT. */
+int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				 const uint64_t *avoid, size_t navoid, unsigned opts,
+				 struct patch_window *w);
+
+/* The shortest branch window ending with instruction INSN of FUNC (its block's jcc), under
+ * AVOID as above. live_taken / live_not_taken say where each outcome's increment needs the
+ * flags; cls is their worst. Returns 0 with *W, or -ENOENT. */
+int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				  const uint64_t *avoid, size_t navoid, struct patch_window *w);
+
+/* The index in F's insns of the instruction at ADDR, or -1. */
+long patch_func__insn_at(const struct cfg_func *f, uint64_t addr);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * Hand-written x86-64 functions for the in-process counter tests (flag liveness, patch
+ * windows, trampolines): each one has a shape the tests name (a loop with a jcc rel8 back edge,
+ * a rip-relative load, a call inside a window, flags live across a window, a 2-byte block, a
+ * jump into the middle of a block, a syscall, a call not at the end). They live in the test
+ * binary's own .text, so the tests build the binary's CFG from /proc/self/exe, find them by
+ * name, patch them in place and run them.
+ */
+#include "tests/support/patch_fixtures.h"
+
+uint64_t pf_data = 7;
+
+/* Compiler-made code for the whole-function tests: a loop over a switch (a jump table at
+ * -O2), a call, conditionals. */
+__attribute__((noinline)) int pf_c_helper(int x)
+{
+	return x % 7 == 3 ? x / 2 : x * 3;
+}
+
+__attribute__((noinline)) int pf_c_work(const int *v, int n)
+{
+	int acc = 0;
+
+	for (int i = 0; i < n; i++) {
+		switch (v[i] & 7) {
+		case 0:
+			acc += 3;
+			break;
+		case 1:
+			acc ^= v[i];
+			break;
+		case 2:
+			acc -= i;
+			break;
+		case 3:
+			acc = acc * 5 + 1;
+			break;
+		case 5:
+			acc += pf_c_helper(v[i]);
+			break;
+		default:
+			acc--;
+		}
+		if (acc > 1000)
+			acc /= 3;
+		else if (acc < -1000)
+			acc = -acc / 2;
+	}
+	return acc;
+}
+
+__asm__(".text\n"
+	/* pf_loop(n >= 1): sum of 0 .. n-1; the loop block runs n times, its jb is taken n-1
+	 * times. The loop block: add %ecx,%eax (2) add $1,%ecx (3) cmp %edi,%ecx (2) jb (2). */
+	".globl pf_loop\n.type pf_loop,@function\n.p2align 4\n"
+	"pf_loop:\n"
+	"  xor %eax,%eax\n"
+	"  xor %ecx,%ecx\n"
+	"  jmp 1f\n"
+	"1:\n"
+	".globl pf_loop_body\npf_loop_body:\n"
+	"  add %ecx,%eax\n"
+	"  add $1,%ecx\n"
+	"  cmp %edi,%ecx\n"
+	"  .byte 0x72, 0xf7\n" /* jb pf_loop_body, as rel8 */
+	"  ret\n"
+	".size pf_loop,.-pf_loop\n"
+
+	/* pf_rip(x): x * pf_data, the load rip-relative (7 bytes, a window by itself). */
+	".globl pf_rip\n.type pf_rip,@function\n.p2align 4\n"
+	"pf_rip:\n"
+	"  mov pf_data(%rip),%rax\n"
+	"  imul %rdi,%rax\n"
+	"  ret\n"
+	".size pf_rip,.-pf_rip\n"
+
+	/* pf_retaddr(): its own return address. */
+	".globl pf_retaddr\n.type pf_retaddr,@function\n.p2align 4\n"
+	"pf_retaddr:\n"
+	"  mov (%rsp),%rax\n"
+	"  ret\n"
+	".size pf_retaddr,.-pf_retaddr\n"
+
+	/* pf_call(): the return address pf_retaddr saw; the entry window is push (1) mov (2)
+	 * call rel32 (5). */
+	".globl pf_call\n.type pf_call,@function\n.p2align 4\n"
+	"pf_call:\n"
+	"  push %rbx\n"
+	"  mov %edi,%ebx\n"
+	"  call pf_retaddr\n"
+	".globl pf_call_ret\npf_call_ret:\n"
+	"  pop %rbx\n"
+	"  ret\n"
+	".size pf_call,.-pf_call\n"
+
+	/* pf_callind(x, fn): fn() through a register; the entry window is push (1) mov (2)
+	 * call *%rsi (2). */
+	".globl pf_callind\n.type pf_callind,@function\n.p2align 4\n"
+	"pf_callind:\n"
+	"  push %rbx\n"
+	"  mov %edi,%ebx\n"
+	"  call *%rsi\n"
+	".globl pf_callind_ret\npf_callind_ret:\n"
+	"  pop %rbx\n"
+	"  ret\n"
+	".size pf_callind,.-pf_callind\n"
+
+	/* pf_flags(a, b): 1 when a < b (signed), else 2. The flags of the cmp are live across
+	 * the block at pf_flags_b, whose first instruction (mov $1,%eax, 5 bytes) is a count
+	 * window that must keep them. */
+	".globl pf_flags\n.type pf_flags,@function\n.p2align 4\n"
+	"pf_flags:\n"
+	"  cmp %esi,%edi\n"
+	"  jmp pf_flags_b\n"
+	".globl pf_flags_b\npf_flags_b:\n"
+	"  mov $1,%eax\n"
+	"  jl 1f\n"
+	"  mov $2,%eax\n"
+	"1:\n"
+	"  ret\n"
+	".size pf_flags,.-pf_flags\n"
+
+	/* pf_flags2(a, b): 1 when a < b, 2 when equal, 3 when greater. The branch window of the
+	 * jl (mov 2, cmp 2, jl 2) has ZF live on its not-taken outcome (the je). */
+	".globl pf_flags2\n.type pf_flags2,@function\n.p2align 4\n"
+	"pf_flags2:\n"
+	"  mov %edi,%eax\n"
+	"  cmp %esi,%eax\n"
+	"  jl 1f\n"
+	"  je 2f\n"
+	"  mov $3,%eax\n"
+	"  ret\n"
+	"1:\n"
+	"  mov $1,%eax\n"
+	"  ret\n"
+	"2:\n"
+	"  mov $2,%eax\n"
+	"  ret\n"
+	".size pf_flags2,.-pf_flags2\n"
+
+	/* pf_short(x): 1 when x != 0; the block at pf_short_inc is 2 bytes. */
+	".globl pf_short\n.type pf_short,@function\n.p2align 4\n"
+	"pf_short:\n"
+	"  xor %eax,%eax\n"
+	"  test %edi,%edi\n"
+	"  je 1f\n"
+	".globl pf_short_inc\npf_short_inc:\n"
+	"  inc %eax\n"
+	"1:\n"
+	"  ret\n"
+	".size pf_short,.-pf_short\n"
+
+	/* pf_mid: a block of five 1-byte nops whose third is the target of a jump from another
+	 * function (pf_mid_jumper): no window may start at the first. */
+	".globl pf_mid\n.type pf_mid,@function\n.p2align 4\n"
+	"pf_mid:\n"
+	"  nop\n"
+	"  nop\n"
+	".globl pf_mid_in\npf_mid_in:\n"
+	"  nop\n"
+	"  nop\n"
+	"  nop\n"
+	"  mov $5,%eax\n"
+	"  ret\n"
+	".size pf_mid,.-pf_mid\n"
+	".globl pf_mid_jumper\n.type pf_mid_jumper,@function\n.p2align 4\n"
+	"pf_mid_jumper:\n"
+	"  jmp pf_mid_in\n"
+	".size pf_mid_jumper,.-pf_mid_jumper\n"
+
+	/* pf_sys: getpid's number and a syscall inside the would-be window (never run). */
+	".globl pf_sys\n.type pf_sys,@function\n.p2align 4\n"
+	"pf_sys:\n"
+	"  mov %edi,%eax\n"
+	"  syscall\n"
+	"  ret\n"
+	".size pf_sys,.-pf_sys\n"
+
+	/* pf_callmid: a window from the first nop would need the call's return address. */
+	".globl pf_callmid\n.type pf_callmid,@function\n.p2align 4\n"
+	"pf_callmid:\n"
+	"  nop\n"
+	"  call *%rax\n"
+	"  nop\n"
+	"  nop\n"
+	"  nop\n"
+	"  ret\n"
+	".size pf_callmid,.-pf_callmid\n"
+
+	/* pf_carry(a, b): a + b + carry of (a < b unsigned): only CF is live across the
+	 * count window at pf_carry_b (an incq keeps CF: plain). */
+	".globl pf_carry\n.type pf_carry,@function\n.p2align 4\n"
+	"pf_carry:\n"
+	"  cmp %esi,%edi\n"
+	"  jmp pf_carry_b\n"
+	".globl pf_carry_b\npf_carry_b:\n"
+	"  mov %edi,%eax\n"
+	"  mov %esi,%edx\n"
+	"  adc %edx,%eax\n"
+	"  ret\n"
+	".size pf_carry,.-pf_carry\n"
+
+	/* pf_shift(x, c): flags of the test live across shl %cl (which may write none). */
+	".globl pf_shift\n.type pf_shift,@function\n.p2align 4\n"
+	"pf_shift:\n"
+	"  mov %esi,%ecx\n"
+	"  test %edi,%edi\n"
+	".globl pf_shift_shl\npf_shift_shl:\n"
+	"  shl %cl,%edi\n"
+	"  sete %al\n"
+	"  ret\n"
+	".size pf_shift,.-pf_shift\n"
+
+	/* pf_redzone(a, b): a leaf keeping a in its red zone across a flags-live count window
+	 * (pf_redzone_b): (a < b ? 1 : 2) + a. */
+	".globl pf_redzone\n.type pf_redzone,@function\n.p2align 4\n"
+	"pf_redzone:\n"
+	"  mov %edi,-8(%rsp)\n"
+	"  mov %edi,-128(%rsp)\n"
+	"  cmp %esi,%edi\n"
+	"  jmp pf_redzone_b\n"
+	".globl pf_redzone_b\npf_redzone_b:\n"
+	"  mov $1,%eax\n"
+	"  jl 1f\n"
+	"  mov $2,%eax\n"
+	"1:\n"
+	"  add -8(%rsp),%eax\n"
+	"  sub -128(%rsp),%eax\n"
+	"  add -8(%rsp),%eax\n"
+	"  ret\n"
+	".size pf_redzone,.-pf_redzone\n"
+
+	/* pf_tail(x): flags set, then a tail call: dead at the jmp. */
+	".globl pf_tail\n.type pf_tail,@function\n.p2align 4\n"
+	"pf_tail:\n"
+	"  cmp $1,%edi\n"
+	".globl pf_tail_jmp\npf_tail_jmp:\n"
+	"  jmp pf_retaddr\n"
+	".size pf_tail,.-pf_tail\n");

@@ -1,0 +1,802 @@
+/*
+ * Unit tests of the trampoline code generator (user/count/trampoline.h), by execution: the
+ * hand-written functions of tests/support/patch_fixtures.c are patched in place in this test
+ * binary's own text (windows from cfg/patch_window.h on its own CFG), their trampolines live
+ * in an RWX page mapped within rel32 reach, and each patched function must return what it
+ * returned unpatched while its counters equal the executions known from its shape (a loop's
+ * trip count, the calls made). Also: the trampoline decoded with capstone, the pc map, the
+ * lock prefixes, and the windows the generator refuses.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+#include <cmocka.h>
+
+#include "cfg/cfg.h"
+#include "cfg/flag_liveness.h"
+#include "cfg/patch_window.h"
+#include "tests/support/patch_fixtures.h"
+#include "user/count/patch_sites.h"
+#include "user/count/trampoline.h"
+
+#define REGION_SIZE (64 * 1024)
+#define COUNTERS_OFF (48 * 1024)
+#define SLOT 256
+
+static struct elf_image img;
+static struct cfg_program prog;
+static struct patch_analysis pa;
+static uint64_t bias;
+static uint8_t *region;
+static uint64_t *counters;
+
+static int setup(void **state)
+{
+	struct cfg_func *f;
+	uint64_t code = (uint64_t)(uintptr_t)pf_loop & ~0xffffull;
+
+	if (elf_image__open(&img, "/proc/self/exe") || cfg_program__build(&prog, &img, NULL) ||
+	    patch_analysis__build(&pa, &prog))
+		return -1;
+	f = cfg_program__find(&prog, "pf_loop");
+	if (!f)
+		return -1;
+	bias = (uint64_t)(uintptr_t)pf_loop - f->entry;
+	/* An RWX region within rel32 of the code: below it first, then above. */
+	for (uint64_t d = 1ull << 24; d < 1ull << 30 && !region; d += 1ull << 24) {
+		for (int side = 0; side < 2 && !region; side++) {
+			uint64_t hint = side ? code + d : code - d;
+			void *p = mmap((void *)(uintptr_t)hint, REGION_SIZE,
+				       PROT_READ | PROT_WRITE | PROT_EXEC,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+			if (p != MAP_FAILED)
+				region = p;
+		}
+	}
+	if (!region)
+		return -1;
+	counters = (uint64_t *)(region + COUNTERS_OFF);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (region)
+		munmap(region, REGION_SIZE);
+	patch_analysis__release(&pa);
+	cfg_program__free(&prog);
+	elf_image__close(&img);
+	return 0;
+}
+
+static size_t func_index(const char *name)
+{
+	const struct cfg_func *f = cfg_program__find(&prog, name);
+
+	assert_non_null(f);
+	return (size_t)(f - prog.funcs);
+}
+
+static uint32_t insn_of(size_t fi, const void *p)
+{
+	long k = patch_func__insn_at(&prog.funcs[fi], (uint64_t)(uintptr_t)p - bias);
+
+	assert_true(k >= 0);
+	return (uint32_t)k;
+}
+
+static void text_writable(uint64_t site, bool w)
+{
+	uint64_t page = site & ~(uint64_t)(getpagesize() - 1);
+
+	assert_int_equal(mprotect((void *)(uintptr_t)page, 2 * (size_t)getpagesize(),
+				  PROT_READ | PROT_EXEC | (w ? PROT_WRITE : 0)),
+			 0);
+}
+
+/* The spec for window W with trampoline slot SLOTNO. */
+static struct tramp_spec spec_of(const struct patch_window *w, unsigned slotno)
+{
+	struct tramp_spec sp = { 0 };
+
+	sp.site = w->start + bias;
+	sp.bytes = (const uint8_t *)(uintptr_t)sp.site;
+	sp.len = w->len;
+	sp.tramp = (uint64_t)(uintptr_t)(region + slotno * SLOT);
+	sp.counters = (uint64_t)(uintptr_t)counters;
+	sp.entry_counter = sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
+	sp.live_entry = w->live_entry;
+	sp.live_taken = w->live_taken;
+	sp.live_not_taken = w->live_not_taken;
+	return sp;
+}
+
+/* Emits SP and installs it as the patcher would. */
+static void install(const struct tramp_spec *sp, struct patch_blob *b)
+{
+	assert_int_equal(trampoline__emit(sp, b), 0);
+	assert_true(b->tramp_len <= SLOT);
+	assert_memory_equal(b->orig, (const void *)(uintptr_t)b->site, b->len);
+	memcpy((void *)(uintptr_t)b->tramp, b->tramp_code, b->tramp_len);
+	text_writable(b->site, true);
+	memcpy((void *)(uintptr_t)b->site, b->code, b->len);
+	text_writable(b->site, false);
+}
+
+static void uninstall(struct patch_blob *b)
+{
+	text_writable(b->site, true);
+	memcpy((void *)(uintptr_t)b->site, b->orig, b->len);
+	text_writable(b->site, false);
+	patch_blob__release(b);
+}
+
+/* Flips every lock prefix of B in place (the patcher's atomic switch). */
+static void set_atomic(const struct patch_blob *b, bool atomic)
+{
+	for (uint32_t k = 0; k < b->nlock; k++) {
+		uint8_t *p = (uint8_t *)(uintptr_t)b->tramp + b->lock_offsets[k];
+
+		assert_true(*p == 0x3e || *p == 0xf0);
+		*p = atomic ? 0xf0 : 0x3e;
+	}
+}
+
+static void test_loop_count(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	uint32_t want = pf_loop(1000);
+
+	assert_int_equal(want, 1000u * 999u / 2u);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      0, &w),
+			 0);
+	assert_int_equal(w.cls, PATCH_PLAIN);
+	sp = spec_of(&w, 0);
+	sp.entry_counter = 0;
+	counters[0] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_loop(1000), want);
+	assert_int_equal(counters[0], 1000);
+	set_atomic(&b, true);
+	assert_int_equal(pf_loop(7), 21);
+	assert_int_equal(counters[0], 1007);
+	uninstall(&b);
+	assert_int_equal(pf_loop(1000), want);
+	assert_int_equal(counters[0], 1007);
+}
+
+static void test_loop_branch(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	uint32_t jb = insn_of(fi, pf_loop_body) + 3;
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jb, NULL, 0, &w), 0);
+	sp = spec_of(&w, 1);
+	sp.taken_counter = 1;
+	sp.not_taken_counter = 2;
+	sp.atomic = true;
+	counters[1] = counters[2] = 0;
+	install(&sp, &b);
+	assert_int_equal(b.code[0], 0xe9);
+	assert_int_equal(b.code[5], 0xcc); /* int3 fill: a 7-byte window */
+	assert_int_equal(pf_loop(1000), 1000u * 999u / 2u);
+	assert_int_equal(counters[1], 999);
+	assert_int_equal(counters[2], 1);
+	assert_int_equal(pf_loop(1), 0);
+	assert_int_equal(counters[1], 999);
+	assert_int_equal(counters[2], 2);
+	uninstall(&b);
+}
+
+/* Jump optimisation: the count window runs to the jb, the trampoline ends in the jcc itself. */
+static void test_loop_to_block_end(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	unsigned njmp = 0;
+	csh cs;
+	cs_insn *in;
+	size_t n;
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      PATCH_WINDOW_TO_BLOCK_END, &w),
+			 0);
+	assert_true(w.ends_jcc);
+	sp = spec_of(&w, 2);
+	sp.entry_counter = 3;
+	counters[3] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_loop(500), 500u * 499u / 2u);
+	assert_int_equal(counters[3], 500);
+	/* Per loop iteration the trampoline runs inc, add, add, cmp, jb: the jb (its taken
+	 * outcome has no counter of its own) goes straight to the trampoline's start, which a
+	 * jump to the site would reach through one more jump; no jump back on that path. */
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(cs, b.tramp_code, b.tramp_len, b.tramp, 0, &in);
+	assert_int_equal(n, 6); /* inc add add cmp jb jmp(fall-through) */
+	assert_string_equal(in[4].mnemonic, "jb");
+	assert_int_equal(in[4].detail->x86.operands[0].imm, (int64_t)b.tramp);
+	for (size_t k = 0; k < n; k++)
+		njmp += !strcmp(in[k].mnemonic, "jmp");
+	assert_int_equal(njmp, 1);
+	cs_free(in, n);
+	cs_close(&cs);
+	uninstall(&b);
+}
+
+static void test_rip(void **state)
+{
+	size_t fi = func_index("pf_rip");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	assert_int_equal(pf_rip(6), 42);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_rip),
+						      NULL, 0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 7);
+	sp = spec_of(&w, 3);
+	sp.entry_counter = 4;
+	counters[4] = 0;
+	install(&sp, &b);
+	assert_int_equal(pf_rip(6), 42);
+	pf_data = 3;
+	assert_int_equal(pf_rip(5), 15); /* the load still reads pf_data */
+	pf_data = 7;
+	assert_int_equal(counters[4], 2);
+	uninstall(&b);
+}
+
+static void test_calls(void **state)
+{
+	size_t fi = func_index("pf_call"), fj = func_index("pf_callind");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b, c;
+
+	assert_int_equal(pf_call(1), (uint64_t)(uintptr_t)pf_call_ret);
+	assert_int_equal(pf_callind(1, pf_retaddr), (uint64_t)(uintptr_t)pf_callind_ret);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_call),
+						      NULL, 0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 8); /* push, mov, call rel32 */
+	sp = spec_of(&w, 4);
+	sp.entry_counter = 5;
+	counters[5] = 0;
+	install(&sp, &b);
+	assert_int_equal(patch_analysis__count_window(&pa, fj,
+						      insn_of(fj, (const void *)pf_callind), NULL,
+						      0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 5); /* push, mov, call *%rsi */
+	sp = spec_of(&w, 5);
+	sp.entry_counter = 6;
+	counters[6] = 0;
+	install(&sp, &c);
+	/* The callee sees the original return address, not one in a trampoline. */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(pf_call(1), (uint64_t)(uintptr_t)pf_call_ret);
+		assert_int_equal(pf_callind(1, pf_retaddr), (uint64_t)(uintptr_t)pf_callind_ret);
+	}
+	assert_int_equal(counters[5], 3);
+	assert_int_equal(counters[6], 3);
+	uninstall(&b);
+	uninstall(&c);
+}
+
+static const int pairs[][2] = { { 1, 2 }, { 2, 2 }, { 3, 2 }, { -5, 4 }, { 7, -7 } };
+#define NPAIRS (sizeof(pairs) / sizeof(pairs[0]))
+
+/* pf_flags with its flags-live window patched by SAVE; FORCE_PLAIN drops the save (the
+ * control: then a result must differ, or the test could not see a clobber). */
+static unsigned flags_run(uint8_t save, bool force_plain, uint64_t *count)
+{
+	size_t fi = func_index("pf_flags");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	unsigned wrong = 0;
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_flags_b), NULL, 0,
+						      0, &w),
+			 0);
+	assert_int_equal(w.cls, PATCH_FLAGSAVE);
+	sp = spec_of(&w, 6);
+	sp.entry_counter = 7;
+	sp.flagsave = save;
+	if (force_plain)
+		sp.live_entry = 0;
+	counters[7] = 0;
+	install(&sp, &b);
+	for (size_t k = 0; k < NPAIRS; k++)
+		wrong += pf_flags(pairs[k][0], pairs[k][1]) != (pairs[k][0] < pairs[k][1] ? 1 : 2);
+	*count = counters[7];
+	uninstall(&b);
+	return wrong;
+}
+
+static void test_flags_live(void **state)
+{
+	uint64_t n;
+
+	assert_int_equal(flags_run(TRAMP_SAVE_LAHF, false, &n), 0);
+	assert_int_equal(n, NPAIRS);
+	assert_int_equal(flags_run(TRAMP_SAVE_PUSHF, false, &n), 0);
+	assert_int_equal(n, NPAIRS);
+	assert_true(flags_run(TRAMP_SAVE_LAHF, true, &n) > 0); /* the control */
+}
+
+/* A leaf's red zone survives a flag-saving increment (it saves rax below the red zone). */
+static void test_red_zone(void **state)
+{
+	size_t fi = func_index("pf_redzone");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+
+	for (int save = 0; save < 2; save++) {
+		assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_redzone_b),
+							      NULL, 0, 0, &w),
+				 0);
+		assert_int_equal(w.cls, PATCH_FLAGSAVE);
+		sp = spec_of(&w, 12);
+		sp.entry_counter = 15;
+		sp.flagsave = (uint8_t)save;
+		counters[15] = 0;
+		install(&sp, &b);
+		assert_int_equal(pf_redzone(3, 5), 1 + 3);
+		assert_int_equal(pf_redzone(9, 5), 2 + 9);
+		assert_int_equal(pf_redzone(-4, -4), 2 - 4);
+		assert_int_equal(counters[15], 3);
+		uninstall(&b);
+	}
+}
+
+struct loop_arg {
+	uint32_t n, reps;
+};
+
+static void *loop_thread(void *p)
+{
+	const struct loop_arg *a = p;
+
+	for (uint32_t r = 0; r < a->reps; r++)
+		if (pf_loop(a->n) != a->n * (a->n - 1) / 2)
+			return (void *)1;
+	return NULL;
+}
+
+/* Locked increments stay exact with two threads bumping one counter. */
+static void test_threads_atomic(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	struct loop_arg a = { 1000, 2000 };
+	pthread_t t[2];
+	void *rc[2];
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      0, &w),
+			 0);
+	sp = spec_of(&w, 13);
+	sp.entry_counter = 16;
+	sp.atomic = true;
+	counters[16] = 0;
+	install(&sp, &b);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(pthread_create(&t[k], NULL, loop_thread, &a), 0);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(pthread_join(t[k], &rc[k]), 0);
+		assert_null(rc[k]);
+	}
+	assert_int_equal(counters[16], 2ull * a.n * a.reps);
+	uninstall(&b);
+}
+
+static void test_branch_flags(void **state)
+{
+	size_t fi = func_index("pf_flags2");
+	uint32_t jl = insn_of(fi, (const void *)pf_flags2) + 2;
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	uint64_t lt = 0;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jl, NULL, 0, &w), 0);
+	assert_int_equal(w.live_not_taken, FLAG_ZF);
+	sp = spec_of(&w, 7);
+	sp.taken_counter = 8;
+	sp.not_taken_counter = 9;
+	counters[8] = counters[9] = 0;
+	install(&sp, &b);
+	for (size_t k = 0; k < NPAIRS; k++) {
+		int a = pairs[k][0], c = pairs[k][1];
+
+		assert_int_equal(pf_flags2(a, c), a < c ? 1 : a == c ? 2 : 3);
+		lt += a < c;
+	}
+	assert_int_equal(counters[8], lt);
+	assert_int_equal(counters[9], NPAIRS - lt);
+	uninstall(&b);
+}
+
+/* The pc map and the lock prefixes of a flag-saving branch trampoline. */
+static void test_pc_map(void **state)
+{
+	size_t fi = func_index("pf_flags2");
+	uint32_t jl = insn_of(fi, (const void *)pf_flags2) + 2;
+	const struct cfg_func *f = &prog.funcs[fi];
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	bool saw_unclean = false, saw_pending_taken = false, saw_pending_not = false;
+	uint64_t taken_target = 0, fall = 0;
+
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, jl, NULL, 0, &w), 0);
+	sp = spec_of(&w, 8);
+	sp.taken_counter = 10;
+	sp.not_taken_counter = 11;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	fall = w.start + w.len + bias;
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (f->edges[e].kind == EDGE_TAKEN &&
+		    f->edges[e].from == (uint32_t)cfg_func__block_containing(f, f->insns[jl].addr))
+			taken_target = f->blocks[f->edges[e].to].start + bias;
+	assert_true(taken_target != 0);
+	assert_int_equal(b.pcs[0].off, 0);
+	assert_true(b.pcs[0].clean);
+	assert_int_equal(b.pcs[0].orig, sp.site);
+	assert_int_equal(b.pcs[0].pending, PATCH_NO_COUNTER);
+	for (uint32_t k = 0; k < b.npcs; k++) {
+		assert_true(b.pcs[k].off < b.tramp_len);
+		if (k)
+			assert_true(b.pcs[k].off > b.pcs[k - 1].off);
+		saw_unclean |= !b.pcs[k].clean;
+		if (b.pcs[k].clean && b.pcs[k].pending == 10) {
+			saw_pending_taken = true;
+			assert_int_equal(b.pcs[k].orig, taken_target);
+		}
+		if (b.pcs[k].clean && b.pcs[k].pending == 11) {
+			saw_pending_not = true;
+			assert_int_equal(b.pcs[k].orig, fall);
+		}
+	}
+	assert_true(saw_unclean);     /* inside the flag-saving increment */
+	assert_true(saw_pending_taken && saw_pending_not);
+	assert_int_equal(b.nlock, 2);
+	for (uint32_t k = 0; k < b.nlock; k++)
+		assert_int_equal(b.tramp_code[b.lock_offsets[k]], 0x3e);
+	patch_blob__release(&b);
+}
+
+static void test_refusals(void **state)
+{
+	static const uint8_t sys[] = { 0x89, 0xf8, 0x0f, 0x05, 0xc3 }; /* mov; syscall; ret */
+	static const uint8_t nops[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 };
+	static const uint8_t jmp_mid[] = { 0xeb, 0x00, 0x90, 0x90, 0x90 }; /* jmp not last */
+	static const uint8_t partial[] = { 0x90, 0x90, 0x90, 0x48, 0x8b };  /* a cut mov */
+	struct tramp_spec sp = { 0 };
+	struct patch_blob b;
+
+	sp.site = 0x401000;
+	sp.tramp = 0x402000;
+	sp.counters = 0x403000;
+	sp.entry_counter = 0;
+	sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
+	sp.bytes = sys;
+	sp.len = sizeof(sys);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = jmp_mid;
+	sp.len = sizeof(jmp_mid);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = partial;
+	sp.len = sizeof(partial);
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.bytes = nops;
+	sp.len = 4;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.len = sizeof(nops);
+	sp.tramp = 0x401000 + (3ull << 30); /* out of rel32 reach */
+	assert_int_equal(trampoline__emit(&sp, &b), -ERANGE);
+	sp.tramp = 0x402000;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	assert_int_equal(b.nlock, 1);
+	patch_blob__release(&b);
+}
+
+/* Whether B's trampoline decodes whole and its pc map is well formed. */
+static bool blob_ok(csh cs, const struct patch_blob *b)
+{
+	cs_insn *in;
+	size_t n = cs_disasm(cs, b->tramp_code, b->tramp_len, b->tramp, 0, &in), bytes = 0;
+
+	for (size_t k = 0; k < n; k++)
+		bytes += in[k].size;
+	if (n)
+		cs_free(in, n);
+	if (bytes != b->tramp_len || !b->npcs || b->pcs[0].off != 0 || !b->pcs[0].clean)
+		return false;
+	for (uint32_t k = 1; k < b->npcs; k++)
+		if (b->pcs[k].off <= b->pcs[k - 1].off || b->pcs[k].off >= b->tramp_len)
+			return false;
+	for (uint32_t k = 0; k < b->nlock; k++)
+		if (b->tramp_code[b->lock_offsets[k]] != 0x3e)
+			return false;
+	return b->code[0] == 0xe9 && b->len >= 5;
+}
+
+/* Every window the analysis offers in this binary (compiler-made code: libcfg, libuser,
+ * the tests) is one the generator can make, and its trampoline decodes whole. */
+static void test_every_window(void **state)
+{
+	unsigned ncount = 0, nbranch = 0, nflagsave = 0;
+	csh cs;
+
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	for (size_t fi = 0; fi < prog.nfuncs; fi++) {
+		const struct cfg_func *f = &prog.funcs[fi];
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			for (int br = 0; br < 2; br++) {
+				struct patch_window w;
+				struct tramp_spec sp;
+				struct patch_blob b;
+				int err;
+
+				if (!(br ? pa.funcs[fi].branch_class[k] : pa.funcs[fi].count_class[k]))
+					continue;
+				err = br ? patch_analysis__branch_window(&pa, fi, k, NULL, 0, &w)
+					 : patch_analysis__count_window(&pa, fi, k, NULL, 0,
+									PATCH_WINDOW_TO_BLOCK_END,
+									&w);
+				assert_int_equal(err, 0);
+				sp = spec_of(&w, 0);
+				sp.tramp = sp.site - (1u << 20);
+				sp.counters = sp.tramp - (1u << 16);
+				if (br) {
+					sp.taken_counter = 0;
+					sp.not_taken_counter = 1;
+				} else {
+					sp.entry_counter = 0;
+				}
+				err = trampoline__emit(&sp, &b);
+				if (err || !blob_ok(cs, &b))
+					fail_msg("%s: window at %#llx (%u bytes, %s): %d", f->name,
+						 (unsigned long long)w.start, w.len,
+						 br ? "branch" : "count", err);
+				ncount += !br;
+				nbranch += br;
+				nflagsave += w.cls == PATCH_FLAGSAVE;
+				patch_blob__release(&b);
+			}
+		}
+	}
+	cs_close(&cs);
+	print_message("%u count and %u branch windows made (%u saving flags)\n", ncount, nbranch,
+		      nflagsave);
+	assert_true(ncount > 1000 && nbranch > 100);
+}
+
+#define WORK_N 300
+
+static void work_input(int *v)
+{
+	uint32_t x = 12345;
+
+	for (int i = 0; i < WORK_N; i++) {
+		x = x * 1103515245u + 12345u;
+		v[i] = (int)(x >> 8);
+	}
+}
+
+/* The oracle: pf_c_work(V) single-stepped in a forked child. Per instruction k of F, how
+ * often it ran (RAN[k]) and, for a jcc, how often the next pc was its taken target
+ * (TAKEN[k]). Independent of every patch. */
+static void oracle(const struct cfg_func *f, const int *v, uint64_t *ran, uint64_t *taken)
+{
+	uint64_t lo = f->blocks[0].start + bias, hi = f->blocks[f->nblocks - 1].end + bias;
+	long prev = -1;
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		pf_c_work(v, WORK_N);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSTOPPED(status));
+	for (;;) {
+		struct user_regs_struct r;
+
+		assert_int_equal(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (WIFEXITED(status))
+			break;
+		assert_int_equal(ptrace(PTRACE_GETREGS, pid, NULL, &r), 0);
+		if (prev >= 0 && f->insns[prev].flow == INSN_JCC &&
+		    r.rip != f->insns[prev].addr + f->insns[prev].size + bias)
+			taken[prev]++;
+		prev = -1;
+		if (r.rip >= lo && r.rip < hi) {
+			long k = patch_func__insn_at(f, r.rip - bias);
+
+			if (k >= 0) {
+				ran[k]++;
+				prev = k;
+			}
+		}
+	}
+}
+
+/* Compiler-made code patched all over: a count window at every block start that has one,
+ * then a branch window at every jcc that has one (windows never overlapping), and each
+ * counter equal to the single-step oracle's count, the result equal to the unpatched one. */
+static void test_whole_function(void **state)
+{
+	size_t fi = func_index("pf_c_work");
+	const struct cfg_func *f = &prog.funcs[fi];
+	int v[WORK_N], want;
+	uint64_t *ran = calloc(f->ninsns, sizeof(*ran)), *tk = calloc(f->ninsns, sizeof(*tk));
+	struct patch_blob *b = calloc(f->ninsns, sizeof(*b));
+	uint32_t *at = calloc(f->ninsns, sizeof(*at));
+
+	assert_true(ran && tk && b && at);
+	work_input(v);
+	want = pf_c_work(v, WORK_N);
+	oracle(f, v, ran, tk);
+	assert_int_equal(ran[0 + patch_func__insn_at(f, f->entry)], 1);
+	for (int branch = 0; branch < 2; branch++) {
+		uint64_t end = 0;
+		uint32_t nb = 0, c = 100;
+
+		for (uint32_t bl = 0; bl < f->nblocks; bl++) {
+			const struct cfg_block *blk = &f->blocks[bl];
+			uint32_t k = branch ? blk->first_insn + blk->ninsns - 1 : blk->first_insn;
+			struct patch_window w;
+			struct tramp_spec sp;
+			int err = branch ? patch_analysis__branch_window(&pa, fi, k, NULL, 0, &w)
+					 : patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w);
+
+			if (err || w.start < end)
+				continue;
+			end = w.start + w.len;
+			sp = spec_of(&w, 16 + nb);
+			if (branch) {
+				sp.taken_counter = c;
+				sp.not_taken_counter = c + 1;
+			} else {
+				sp.entry_counter = c;
+			}
+			counters[c] = counters[c + 1] = 0;
+			at[nb] = k;
+			install(&sp, &b[nb++]);
+			c += 2;
+		}
+		assert_true(nb >= (branch ? 3u : 8u));
+		assert_int_equal(pf_c_work(v, WORK_N), want);
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t k = at[j], cc = 100 + 2 * j;
+
+			if (!branch) {
+				assert_int_equal(counters[cc], ran[k]);
+			} else {
+				assert_int_equal(counters[cc], tk[k]);
+				assert_int_equal(counters[cc + 1], ran[k] - tk[k]);
+			}
+		}
+		for (uint32_t j = 0; j < nb; j++)
+			uninstall(&b[j]);
+		print_message("%s windows: %u patched\n", branch ? "branch" : "count", nb);
+	}
+	assert_int_equal(pf_c_work(v, WORK_N), want);
+	free(ran);
+	free(tk);
+	free(b);
+	free(at);
+}
+
+/* Through the plan-facing bridge: a count site and a branch site of a plan, as
+ * estimators/placement.h describes them, patched together (their windows do not overlap: the
+ * count window is add, add; the branch window add $1, cmp, jb would, so the branch site goes
+ * on pf_flags2 instead). */
+static void test_patch_sites(void **state)
+{
+	struct patch_sites *ps;
+	size_t fi = func_index("pf_loop"), fj = func_index("pf_flags2");
+	struct probe_site cs = { 0 }, bs = { 0 };
+	uint64_t start[2], held;
+	uint8_t len[2];
+	struct patch_blob b[2], x;
+
+	assert_int_equal(patch_sites__open(&ps, &prog), 0);
+	cs.addr = prog.funcs[fi].insns[insn_of(fi, pf_loop_body)].addr;
+	cs.func = (uint32_t)fi;
+	cs.kind = SITE_COUNT;
+	cs.counter = 12;
+	cs.counter2 = PLACEMENT_NO_COUNTER;
+	bs.addr = prog.funcs[fj].insns[insn_of(fj, (const void *)pf_flags2) + 2].addr;
+	bs.func = (uint32_t)fj;
+	bs.kind = SITE_BRANCH;
+	bs.counter = 13;
+	bs.counter2 = 14;
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, &start[0], &len[0]), 0);
+	assert_int_equal(patch_sites__window(ps, &bs, NULL, 0, &start[1], &len[1]), 0);
+	assert_int_equal(len[0], 5);
+	assert_int_equal(len[1], 6);
+	/* A held thread's pc inside refuses; at the window's start it does not. */
+	held = start[1] + 2;
+	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), -ENOENT);
+	held = start[1];
+	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), 0);
+	counters[12] = counters[13] = counters[14] = 0;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], bias,
+						   (uint64_t)(uintptr_t)(region + (9 + k) * SLOT),
+						   (uint64_t)(uintptr_t)counters, k == 1, &b[k]),
+				 0);
+		memcpy((void *)(uintptr_t)b[k].tramp, b[k].tramp_code, b[k].tramp_len);
+		text_writable(b[k].site, true);
+		memcpy((void *)(uintptr_t)b[k].site, b[k].code, b[k].len);
+		text_writable(b[k].site, false);
+	}
+	assert_int_equal(b[1].tramp_code[b[1].lock_offsets[0]], 0xf0); /* atomic from the start */
+	assert_int_equal(pf_loop(100), 4950);
+	assert_int_equal(pf_flags2(1, 2), 1);
+	assert_int_equal(pf_flags2(2, 2), 2);
+	assert_int_equal(pf_flags2(3, 2), 3);
+	assert_int_equal(counters[12], 100);
+	assert_int_equal(counters[13], 1);
+	assert_int_equal(counters[14], 2);
+	/* A window that is not the site's is refused. */
+	assert_int_equal(patch_sites__emit(ps, &cs, start[0], (uint8_t)(len[0] + 1), bias,
+					   b[0].tramp, (uint64_t)(uintptr_t)counters, false, &x),
+			 -EINVAL);
+	uninstall(&b[1]);
+	uninstall(&b[0]);
+	patch_sites__close(ps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop_count),   cmocka_unit_test(test_loop_branch),
+		cmocka_unit_test(test_loop_to_block_end), cmocka_unit_test(test_rip),
+		cmocka_unit_test(test_calls),        cmocka_unit_test(test_flags_live),
+		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
+		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
+		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
+		cmocka_unit_test(test_red_zone),     cmocka_unit_test(test_threads_atomic),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,516 @@
+/*
+ * The in-process counting backend (count.h): sites of class patch or patch-flags are counted
+ * by code written into the target process itself, never into a file. For each profiled object
+ * a trampoline region and a counter region are mapped into the target within rel32 reach of
+ * its code (user/count/patcher.c), each site's window of whole instructions is overwritten with
+ * a jmp rel32 to a trampoline that increments the site's counter and runs the displaced
+ * instructions (user/count/patch_sites.c), and edgeprof reads the counters from its own
+ * mapping of the same memory. Increments are plain while the process has one thread and no
+ * child shares the counters, and locked from the first clone or fork on: exact either way.
+ * At the end of an attach window every byte goes back and the regions are unmapped.
+ */
+#include "user/count/count.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "user/count/patch_backend.h"
+#include "user/count/patch_sites.h"
+#include "user/count/patcher.h"
+#include "user/proc/threads.h"
+#include "user/util/log.h"
+
+/* The most objects a backend serves (the tracer's limit). */
+#define PATCH_MAX_OBJECTS 16
+
+/* One object's part. */
+struct patch_obj {
+	bool used;
+	uint32_t counter_base, capacity;
+	struct patch_sites *ps;   /* its analysis (patch classes set in its CFG) */
+	uint64_t *win_start;      /* per site of the plan checked last: its window */
+	uint8_t *win_len;         /* (0: not patched) */
+	size_t nwin;
+	int region;               /* the patcher's region, -1 before attach */
+	struct patch_blob *blobs; /* installed */
+	size_t nblobs;
+};
+
+struct patch_backend {
+	struct patcher *pt;
+	int pid;
+	bool attach_mode; /* a running process: patches come out at uncount_pid */
+	bool atomic;
+	bool removed;
+	struct patch_obj objs[PATCH_MAX_OBJECTS];
+	struct patch_stats stats;
+};
+
+int patch_backend__new(struct patch_backend **out, bool attach_mode)
+{
+	struct patch_backend *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	b->attach_mode = attach_mode;
+	for (size_t k = 0; k < PATCH_MAX_OBJECTS; k++)
+		b->objs[k].region = -1;
+	*out = b;
+	return 0;
+}
+
+const struct patch_stats *patch_backend__stats(const struct patch_backend *b)
+{
+	return &b->stats;
+}
+
+int patch_backend__classify(struct patch_backend *b, unsigned index, struct cfg_program *prog)
+{
+	struct patch_obj *po;
+
+	if (index >= PATCH_MAX_OBJECTS) {
+		pr_err("too many objects for in-process counters");
+		return -EINVAL;
+	}
+	po = &b->objs[index];
+	if (po->ps)
+		return 0;
+	return patch_sites__open(&po->ps, prog);
+}
+
+static bool patch_counts_class(unsigned cls)
+{
+	return cls == PROBE_PATCH || cls == PROBE_PATCH_FLAGS;
+}
+
+/* The run-time range [*LO, *HI) of O's executable segments. */
+static void code_range(const struct count_object *o, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < o->img->nsegs; i++) {
+		const struct elf_segment *sg = &o->img->segs[i];
+
+		if (!(sg->flags & 1 /* PF_X */))
+			continue;
+		if (sg->vaddr + o->bias < *lo)
+			*lo = sg->vaddr + o->bias;
+		if (sg->vaddr + sg->memsz + o->bias > *hi)
+			*hi = sg->vaddr + sg->memsz + o->bias;
+	}
+}
+
+/* Makes site S of O unpatchable in O's CFG (the plan will count it otherwise). */
+static void refuse(struct count_object *o, const struct probe_site *s)
+{
+	struct cfg_func *f = &o->prog->funcs[s->func];
+	int blk = cfg_func__block_containing(f, s->addr);
+
+	for (uint32_t k = 0; blk >= 0 && k < f->blocks[blk].ninsns; k++) {
+		struct cfg_insn *in = &f->insns[f->blocks[blk].first_insn + k];
+
+		if (in->addr != s->addr)
+			continue;
+		if (s->kind == SITE_BRANCH)
+			in->patch_branch = 0;
+		else
+			in->patch_count = 0;
+	}
+}
+
+/* Resume points of the held threads, as ELF vaddrs of the object. */
+struct points {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t bias, lo, hi;
+	bool oom;
+};
+
+static void add_point(void *ctx, uint64_t addr)
+{
+	struct points *p = ctx;
+
+	if (addr < p->lo || addr >= p->hi)
+		return;
+	if (p->n == p->cap) {
+		uint64_t *v = realloc(p->v, (p->cap = p->cap ? 2 * p->cap : 256) * sizeof(*v));
+
+		if (!v) {
+			p->oom = true;
+			return;
+		}
+		p->v = v;
+	}
+	p->v[p->n++] = addr - p->bias;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether any of the sorted V[0, N) lies in [LO, HI). */
+static bool any_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, z = n;
+
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+
+		if (v[m] < lo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a < n && v[a] < hi;
+}
+
+/* The resume points of every thread of PID in O's code, sorted, into *PTS. */
+static int held_points(const struct count_object *o, int pid, struct points *pts)
+{
+	int *tids = NULL;
+	size_t ntids = 0;
+	int err;
+
+	pts->bias = o->bias;
+	code_range(o, &pts->lo, &pts->hi);
+	err = proc_threads__list(pid, &tids, &ntids);
+	if (!err)
+		err = proc_threads__resume_points(pid, tids, ntids, pts->lo, pts->hi, add_point,
+						  pts);
+	free(tids);
+	if (!err && pts->oom) {
+		pr_err("out of memory");
+		err = -ENOMEM;
+	}
+	if (!err)
+		qsort(pts->v, pts->n, sizeof(*pts->v), cmp_u64);
+	return err;
+}
+
+static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
+{
+	struct patch_backend *b = be;
+	struct patch_obj *po;
+	const struct placement *pl = o->pl;
+	struct points pts = { 0 };
+	uint64_t *taken = NULL; /* addresses no window may hold: uprobe sites, breakpoints */
+	size_t ntaken = 0, prev = SIZE_MAX;
+	int err = 0;
+
+	*nrefused = 0;
+	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps)
+		return 0; /* not classified: no site of this object has a patch class */
+	po = &b->objs[o->index];
+	free(po->win_start);
+	free(po->win_len);
+	po->win_start = calloc(pl->nsites + 1, sizeof(*po->win_start));
+	po->win_len = calloc(pl->nsites + 1, sizeof(*po->win_len));
+	po->nwin = pl->nsites;
+	taken = malloc((pl->nsites + o->navoid + 1) * sizeof(*taken));
+	if (!po->win_start || !po->win_len || !taken) {
+		free(taken);
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	if (b->attach_mode && (err = held_points(o, pid, &pts)))
+		goto out;
+	for (size_t i = 0; i < pl->nsites; i++)
+		if (!patch_counts_class(pl->sites[i].probe_class))
+			taken[ntaken++] = pl->sites[i].addr;
+	for (size_t i = 0; i < o->navoid; i++)
+		taken[ntaken++] = o->avoid[i];
+	qsort(taken, ntaken, sizeof(*taken), cmp_u64);
+	/* Sites are sorted by address, windows of branch sites may reach back before theirs:
+	 * a window that overlaps the last one kept is refused. */
+	for (size_t i = 0; i < pl->nsites; i++) {
+		const struct probe_site *s = &pl->sites[i];
+		uint64_t start;
+		uint8_t len;
+
+		if (!patch_counts_class(s->probe_class))
+			continue;
+		if (patch_sites__window(po->ps, s, pts.v, pts.n, &start, &len) ||
+		    any_in(taken, ntaken, start, start + len) ||
+		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
+		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
+		     pl->sites[i + 1].addr > start)) {
+			refuse(o, s);
+			++*nrefused;
+			continue;
+		}
+		po->win_start[i] = start;
+		po->win_len[i] = len;
+		prev = i;
+	}
+out:
+	free(pts.v);
+	free(taken);
+	return err;
+}
+
+/* How many threads process PID has (1 when it cannot tell). */
+static size_t thread_count(int pid)
+{
+	int *tids = NULL;
+	size_t n = 0;
+
+	if (proc_threads__list(pid, &tids, &n))
+		return 1;
+	free(tids);
+	return n;
+}
+
+static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefused)
+{
+	struct patch_backend *b = be;
+	struct patch_obj *po;
+	const struct placement *pl = o->pl;
+	struct patcher_region reg;
+	struct patch_blob *blobs;
+	size_t n = 0, cap;
+	uint64_t lo, hi, *off;
+	int err = 0, r;
+
+	*nrefused = 0;
+	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps)
+		return 0;
+	po = &b->objs[o->index];
+	for (size_t i = 0; i < pl->nsites && i < po->nwin; i++)
+		n += po->win_len[i] != 0;
+	if (!n)
+		return 0;
+	if (!b->pt) {
+		err = patcher__open(&b->pt, pid, pid);
+		if (err)
+			return err;
+		b->pid = pid;
+		if (b->attach_mode && thread_count(pid) > 1) {
+			patcher__set_atomic(b->pt);
+			b->atomic = true;
+		}
+	}
+	blobs = calloc(n, sizeof(*blobs));
+	off = calloc(n + 1, sizeof(*off));
+	if (!blobs || !off) {
+		free(blobs);
+		free(off);
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	code_range(o, &lo, &hi);
+	/* Trampolines are as long wherever they go (rel32 everywhere): measure them at the
+	 * start of the code, then map the region and generate them in place. */
+	n = 0;
+	for (size_t i = 0; i < pl->nsites && !err; i++) {
+		struct patch_blob t = { 0 };
+
+		if (i >= po->nwin || !po->win_len[i])
+			continue;
+		err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i],
+					o->bias, lo, lo, b->atomic, &t);
+		if (err) {
+			pr_err("'%s': cannot generate the counter at %#llx", o->path,
+			       (unsigned long long)pl->sites[i].addr);
+			break;
+		}
+		off[n + 1] = off[n] + ((t.tramp_len + 15) & ~15u);
+		n++;
+		patch_blob__release(&t);
+	}
+	cap = off[n];
+	if (!err) {
+		r = po->region >= 0 ? po->region
+				    : patcher__add_region(b->pt, lo, hi, o->capacity, (uint32_t)cap,
+							  &reg);
+		if (r < 0)
+			err = r;
+		else
+			po->region = r;
+	}
+	if (!err) {
+		const struct patcher_region *rg = patcher__region(b->pt, (size_t)po->region);
+
+		if (rg->tramp_size < cap) {
+			pr_err("'%s': the trampoline region is too small", o->path);
+			err = -ENOSPC;
+		}
+		for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
+			if (i >= po->nwin || !po->win_len[i])
+				continue;
+			err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
+						po->win_len[i], o->bias, rg->tramp_base + off[j],
+						rg->counters_base, b->atomic, &blobs[j]);
+			j++;
+		}
+	}
+	if (!err)
+		err = patcher__install(b->pt, blobs, n);
+	free(off);
+	if (err) {
+		for (size_t j = 0; j < n; j++)
+			patch_blob__release(&blobs[j]);
+		free(blobs);
+		return err;
+	}
+	po->used = true;
+	po->blobs = blobs;
+	po->nblobs = n;
+	po->counter_base = o->counter_base;
+	po->capacity = o->capacity;
+	b->stats.sites += n;
+	b->stats.tramp_bytes += cap;
+	for (size_t i = 0; i < pl->nsites; i++)
+		if (i < po->nwin && po->win_len[i] && pl->sites[i].probe_class == PROBE_PATCH_FLAGS)
+			b->stats.flag_saving++;
+	pr_info("'%s': %zu sites counted in process (%zu bytes of trampolines)", o->path, n,
+		(size_t)cap);
+	return 0;
+}
+
+static int patch_read(void *be, uint64_t *counters)
+{
+	struct patch_backend *b = be;
+	size_t total = 0;
+	uint64_t *v;
+
+	if (!b->pt)
+		return 0;
+	for (size_t r = 0; r < patcher__nregions(b->pt); r++)
+		total += patcher__region(b->pt, r)->ncounters;
+	v = calloc(total + 1, sizeof(*v));
+	if (!v) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	patcher__read(b->pt, v, total);
+	for (size_t k = 0; k < PATCH_MAX_OBJECTS; k++) {
+		const struct patch_obj *po = &b->objs[k];
+		const struct patcher_region *rg;
+
+		if (!po->used || po->region < 0)
+			continue;
+		rg = patcher__region(b->pt, (size_t)po->region);
+		for (uint32_t i = 0; i < rg->ncounters && i < po->capacity; i++)
+			counters[po->counter_base + i] += v[rg->first_counter + i];
+	}
+	free(v);
+	return 0;
+}
+
+/* The end of an attach window: every original byte back, the regions unmapped (but those a
+ * held thread's stack still points into). */
+static int patch_uncount(void *be, int pid)
+{
+	struct patch_backend *b = be;
+	struct points pts = { 0 };
+	int *tids = NULL;
+	size_t ntids = 0;
+	int err, kept;
+
+	if (!b->pt || !b->attach_mode || b->removed)
+		return 0;
+	err = proc_threads__list(pid, &tids, &ntids);
+	for (size_t r = 0; !err && r < patcher__nregions(b->pt); r++) {
+		const struct patcher_region *rg = patcher__region(b->pt, r);
+
+		pts.lo = rg->tramp_base;
+		pts.hi = rg->tramp_base + rg->tramp_size;
+		err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi, add_point, &pts);
+	}
+	if (!err) {
+		kept = patcher__remove(b->pt, tids, ntids, pts.v, pts.n);
+		if (kept < 0)
+			err = kept;
+		else if (kept > 0)
+			pr_warn("process %d: %d trampoline regions stay mapped (a signal frame resumes in one)",
+				pid, kept);
+	}
+	b->removed = true;
+	free(tids);
+	free(pts.v);
+	return err;
+}
+
+static void patch_close(void *be)
+{
+	struct patch_backend *b = be;
+
+	if (!b)
+		return;
+	patcher__close(b->pt);
+	for (size_t k = 0; k < PATCH_MAX_OBJECTS; k++) {
+		struct patch_obj *po = &b->objs[k];
+
+		for (size_t j = 0; j < po->nblobs; j++)
+			patch_blob__release(&po->blobs[j]);
+		free(po->blobs);
+		free(po->win_start);
+		free(po->win_len);
+		patch_sites__close(po->ps);
+	}
+	free(b);
+}
+
+static void patch_spawned(void *be, int parent, int child, bool thread)
+{
+	struct patch_backend *b = be;
+
+	if (!b->pt || b->atomic)
+		return;
+	/* A second thread, or a child sharing the counters: increments become locked. In an
+	 * attach window a forked child is unpatched instead (patch_forked). */
+	if (thread || !b->attach_mode) {
+		patcher__set_atomic(b->pt);
+		b->atomic = true;
+		pr_debug("process %d: %s %d: in-process increments are atomic from now on", parent,
+			 thread ? "thread" : "child", child);
+	}
+}
+
+static void patch_before_unwind(void *be, int tid, bool step)
+{
+	struct patch_backend *b = be;
+
+	if (!b->pt || b->removed)
+		return;
+	if (step) {
+		if (patcher__move_pc(b->pt, tid) < 0)
+			pr_debug("thread %d: cannot move its pc out of a trampoline", tid);
+		return;
+	}
+	/* At its exit the thread cannot be stepped: a clean offset maps to its original
+	 * address for the unwinder (with the count the trampoline owed); inside an increment
+	 * sequence the unwinding fails and is counted as such (the profile says so). */
+	if (patcher__move_pc_at_exit(b->pt, tid) == -EAGAIN)
+		pr_debug("thread %d: exits inside an increment: its stack cannot be unwound", tid);
+}
+
+static void patch_forked(void *be, int child)
+{
+	struct patch_backend *b = be;
+
+	if (b->pt && !b->removed && patcher__unpatch_child(b->pt, child, child))
+		pr_warn("process %d (forked in the window) may still count into edgeprof's counters",
+			child);
+}
+
+const struct count_ops patch_count_ops = {
+	.name = "in-process counters",
+	.counts_class = patch_counts_class,
+	.check = patch_check,
+	.attach = patch_attach,
+	.uncount_pid = patch_uncount,
+	.read = patch_read,
+	.close = patch_close,
+	.spawned = patch_spawned,
+	.before_unwind = patch_before_unwind,
+	.forked = patch_forked,
+};

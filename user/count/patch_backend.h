@@ -1,0 +1,34 @@
+/*
+ * The in-process counting backend's own calls, besides its ops (count.h: patch_count_ops).
+ */
+#ifndef EDGEPROF_USER_COUNT_PATCH_BACKEND_H
+#define EDGEPROF_USER_COUNT_PATCH_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cfg/cfg.h"
+
+struct patch_backend;
+
+/* What the backend installed. */
+struct patch_stats {
+	size_t sites;       /* sites counted in process */
+	size_t flag_saving; /* of which save and restore the flags */
+	size_t tramp_bytes;
+};
+
+/* A backend for one process: ATTACH_MODE for a running process (`record -p`: its patches come
+ * out at uncount_pid), else a program started stopped (`run`: patched at its exec, left in
+ * until it ends). Returns 0 with *OUT, or -ENOMEM (reported). */
+int patch_backend__new(struct patch_backend **out, bool attach_mode);
+
+/* Analyses object INDEX's program PROG and marks in it where counters can be patched (the
+ * patch_count / patch_branch classes of its instructions), before its plan is made. Returns
+ * 0 or a negative errno (reported). */
+int patch_backend__classify(struct patch_backend *b, unsigned index, struct cfg_program *prog);
+
+/* What B installed so far. */
+const struct patch_stats *patch_backend__stats(const struct patch_backend *b);
+
+#endif

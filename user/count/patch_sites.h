@@ -1,0 +1,46 @@
+/*
+ * Where in-process counters can go in a program, and the code for one site: the bridge
+ * between a counting plan (estimators/placement.h) and the pure analyses and code generator
+ * of in-process counting. A site is patched over a window of whole instructions of one block
+ * (at least the 5 bytes of a jmp rel32) that starts at a count site or ends with a branch
+ * site's conditional jump, and into which nothing but its first instruction can be entered.
+ */
+#ifndef EDGEPROF_USER_COUNT_PATCH_SITES_H
+#define EDGEPROF_USER_COUNT_PATCH_SITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "estimators/placement.h"
+#include "user/count/trampoline.h"
+
+struct patch_sites;
+
+/* Analyses PROG (flag liveness, every address code can be entered at) and sets the
+ * patch_count and patch_branch class of each of its instructions (cfg.h). Returns 0 with *OUT
+ * (for the calls below), or a negative errno with one line reported. */
+int patch_sites__open(struct patch_sites **out, struct cfg_program *prog);
+
+/* The window for site S of the plan: [*START, *START + *LEN) in ELF vaddrs, none of whose
+ * instructions but the first starts at one of AVOID[0, NAVOID) (sorted ELF vaddrs where a held
+ * thread may resume). Returns 0, or -ENOENT when there is none (then S must not be patched). */
+int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s,
+			const uint64_t *avoid, size_t navoid, uint64_t *start, uint8_t *len);
+
+/* Generates the code for site S over the window [START, START + LEN): BIAS is the object's
+ * load bias, TRAMP the run-time address its trampoline will live at, COUNTERS the run-time
+ * address of the object's counter 0 (counter c at COUNTERS + 8c), ATOMIC whether increments
+ * start locked. Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
+int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
+		      uint8_t len, uint64_t bias, uint64_t tramp, uint64_t counters, bool atomic,
+		      struct patch_blob *out);
+
+/* Frees what a patch_blob holds. Safe on a zeroed blob. */
+void patch_blob__release(struct patch_blob *b);
+
+/* Frees PS. Safe on NULL. */
+void patch_sites__close(struct patch_sites *ps);
+
+#endif

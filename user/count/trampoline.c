@@ -1,0 +1,400 @@
+/*
+ * The trampoline code generator (see trampoline.h): decodes a window's bytes with capstone,
+ * lays out [entry increment] [relocated instructions] [jcc outcomes with their increments]
+ * [jmp back], and records the pc map and the lock-prefix offsets as it goes.
+ */
+#include "user/count/trampoline.h"
+
+#include <capstone/capstone.h>
+#include <cpuid.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/flag_liveness.h"
+#include "cfg/patch_window.h"
+
+#define MAX_PCS 64
+#define MAX_LOCKS 4
+
+struct emitter {
+	const struct tramp_spec *sp;
+	uint8_t buf[TRAMP_MAX_LEN];
+	uint32_t pos;
+	struct patch_pc pcs[MAX_PCS];
+	uint32_t npcs;
+	uint32_t locks[MAX_LOCKS];
+	uint32_t nlock;
+	int err;
+};
+
+static void put(struct emitter *e, const void *p, uint32_t n)
+{
+	if (e->err)
+		return;
+	if (e->pos + n > TRAMP_MAX_LEN) {
+		e->err = -EINVAL;
+		return;
+	}
+	memcpy(e->buf + e->pos, p, n);
+	e->pos += n;
+}
+
+static void put1(struct emitter *e, uint8_t b)
+{
+	put(e, &b, 1);
+}
+
+static void put32(struct emitter *e, uint32_t v)
+{
+	put(e, &v, 4);
+}
+
+static uint64_t here(const struct emitter *e)
+{
+	return e->sp->tramp + e->pos;
+}
+
+/* The rel32 from the end of an instruction ending at END to TO, or -ERANGE in e->err. */
+static int32_t rel32(struct emitter *e, uint64_t end, uint64_t to)
+{
+	int64_t d = (int64_t)(to - end);
+
+	if (d < INT32_MIN || d > INT32_MAX) {
+		if (!e->err)
+			e->err = -ERANGE;
+		return 0;
+	}
+	return (int32_t)d;
+}
+
+/* A stretch starting at the current offset (replacing one that starts there too). */
+static void mark(struct emitter *e, bool clean, uint64_t orig, uint32_t pending)
+{
+	struct patch_pc *pc;
+
+	if (e->err)
+		return;
+	if (e->npcs && e->pcs[e->npcs - 1].off == e->pos) {
+		pc = &e->pcs[e->npcs - 1];
+	} else {
+		if (e->npcs == MAX_PCS) {
+			e->err = -EINVAL;
+			return;
+		}
+		pc = &e->pcs[e->npcs++];
+	}
+	pc->off = e->pos;
+	pc->orig = orig;
+	pc->pending = clean ? pending : PATCH_NO_COUNTER;
+	pc->clean = clean;
+}
+
+/* Where a jump to original address TO may go instead: a trampoline that starts with what a
+ * thread at TO would run (the site's own, or one of the caller's shortcuts). */
+static uint64_t shortcut(const struct emitter *e, uint64_t to)
+{
+	const struct tramp_spec *sp = e->sp;
+	uint32_t lo = 0, hi = sp->nredirect;
+
+	if (to == sp->site)
+		return sp->tramp;
+	while (sp->redirect_site && lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (sp->redirect_site[mid] == to)
+			return sp->redirect_tramp[mid];
+		if (sp->redirect_site[mid] < to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return to;
+}
+
+static void jmp_to(struct emitter *e, uint64_t to)
+{
+	put1(e, 0xe9);
+	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to)));
+}
+
+/* `incq counter(%rip)` behind the switchable prefix. */
+static void incq(struct emitter *e, uint32_t c)
+{
+	uint64_t slot = e->sp->counters + 8 * (uint64_t)c;
+
+	if (e->nlock == MAX_LOCKS) {
+		e->err = -EINVAL;
+		return;
+	}
+	e->locks[e->nlock++] = e->pos;
+	put1(e, e->sp->atomic ? 0xf0 : 0x3e);
+	put1(e, 0x48);
+	put1(e, 0xff);
+	put1(e, 0x05);
+	put32(e, (uint32_t)rel32(e, here(e) + 4, slot));
+}
+
+/* Whether lahf/sahf work in 64-bit mode here (CPUID 0x80000001 ECX bit 0; missing only on
+ * the earliest x86-64 CPUs): else flag saves use pushfq/popfq. */
+static bool have_lahf(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & 1);
+}
+
+/* Counter C's increment where LIVE flags are live; the stretch before it is the caller's.
+ * Ends with a clean stretch at ORIG (nothing pending). */
+static void increment(struct emitter *e, uint32_t c, uint8_t live, uint64_t orig)
+{
+	static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 }; /* lea -128(%rsp),%rsp */
+	static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 }; /* +128 */
+
+	if (c == PATCH_NO_COUNTER)
+		return;
+	if (!(live & FLAG_INC_WRITES)) {
+		incq(e, c);
+	} else if (e->sp->flagsave == TRAMP_SAVE_PUSHF || !have_lahf()) {
+		put(e, lea_down, sizeof(lea_down));
+		mark(e, false, orig, PATCH_NO_COUNTER);
+		put1(e, 0x9c); /* pushfq */
+		incq(e, c);
+		put1(e, 0x9d); /* popfq */
+		put(e, lea_up, sizeof(lea_up));
+	} else {
+		bool of = live & FLAG_OF;
+
+		put(e, lea_down, sizeof(lea_down));
+		mark(e, false, orig, PATCH_NO_COUNTER);
+		put1(e, 0x50); /* push %rax */
+		if (of) {
+			static const uint8_t seto[] = { 0x0f, 0x90, 0xc0 };
+
+			put(e, seto, sizeof(seto));
+		}
+		put1(e, 0x9f); /* lahf */
+		incq(e, c);
+		if (of) {
+			put1(e, 0x04); /* add $0x7f,%al: OF = (al == 1) */
+			put1(e, 0x7f);
+		}
+		put1(e, 0x9e); /* sahf */
+		put1(e, 0x58); /* pop %rax */
+		put(e, lea_up, sizeof(lea_up));
+	}
+	mark(e, true, orig, PATCH_NO_COUNTER);
+}
+
+/* Copies IN with its rip-relative disp32 re-based for its new place; with MODRM_REG >= 0 the
+ * ModRM reg field is replaced (call * -> jmp *). */
+static void copy_insn(struct emitter *e, const cs_insn *in, int modrm_reg)
+{
+	const cs_x86 *x = &in->detail->x86;
+	uint8_t b[16];
+
+	memcpy(b, in->bytes, in->size);
+	if (modrm_reg >= 0)
+		b[x->encoding.modrm_offset] =
+			(uint8_t)((b[x->encoding.modrm_offset] & ~0x38) | (modrm_reg << 3));
+	for (unsigned k = 0; k < x->op_count; k++) {
+		const cs_x86_op *op = &x->operands[k];
+		uint64_t target;
+		int32_t d;
+
+		if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
+			continue;
+		target = in->address + in->size + (uint64_t)op->mem.disp;
+		d = rel32(e, here(e) + in->size, target);
+		memcpy(b + x->encoding.disp_offset, &d, 4);
+	}
+	put(e, b, in->size);
+}
+
+/* Pushes the original return address RET (flags untouched). */
+static void push_ret(struct emitter *e, uint64_t ret, uint64_t call_addr)
+{
+	put1(e, 0x68); /* push $imm32 (sign-extended) */
+	put32(e, (uint32_t)ret);
+	if (ret > 0x7fffffffu) {
+		static const uint8_t movl[] = { 0xc7, 0x44, 0x24, 0x04 }; /* movl $imm,4(%rsp) */
+
+		mark(e, false, call_addr, PATCH_NO_COUNTER);
+		put(e, movl, sizeof(movl));
+		put32(e, (uint32_t)(ret >> 32));
+	}
+}
+
+static uint8_t jcc_cc(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (x->opcode[0] == 0x0f)
+		return x->opcode[1] & 0xf;
+	return x->opcode[0] & 0xf;
+}
+
+/* Relocates IN, the window's instruction K of N. Returns true when it transfers control (no
+ * jump back after it). */
+static bool relocate(struct emitter *e, const cs_insn *in, enum reloc_kind kind)
+{
+	const struct tramp_spec *sp = e->sp;
+	uint64_t next = in->address + in->size;
+	uint64_t target = in->detail->x86.op_count ? (uint64_t)in->detail->x86.operands[0].imm : 0;
+	uint32_t jcc_at;
+
+	switch (kind) {
+	case RELOC_COPY:
+	case RELOC_RIP:
+		copy_insn(e, in, -1);
+		return false;
+	case RELOC_JMP:
+		jmp_to(e, target);
+		return true;
+	case RELOC_JMP_IND:
+	case RELOC_RET:
+		copy_insn(e, in, -1);
+		return true;
+	case RELOC_CALL:
+		push_ret(e, next, in->address);
+		mark(e, true, target, PATCH_NO_COUNTER); /* as at the callee's entry */
+		jmp_to(e, target);
+		return true;
+	case RELOC_CALL_IND:
+		push_ret(e, next, in->address);
+		mark(e, false, in->address, PATCH_NO_COUNTER); /* step into the callee */
+		copy_insn(e, in, 4);
+		return true;
+	case RELOC_JCC:
+		put1(e, 0x0f);
+		put1(e, (uint8_t)(0x80 | jcc_cc(in)));
+		jcc_at = e->pos;
+		put32(e, 0);
+		if (sp->taken_counter == PATCH_NO_COUNTER && !e->err) {
+			/* Nothing to count when taken: the jcc goes to the target itself. */
+			int32_t d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target));
+
+			memcpy(e->buf + jcc_at, &d, 4);
+			jcc_at = UINT32_MAX;
+		}
+		/* not taken */
+		mark(e, true, next, sp->not_taken_counter);
+		increment(e, sp->not_taken_counter, sp->live_not_taken, next);
+		mark(e, true, next, PATCH_NO_COUNTER);
+		jmp_to(e, next);
+		if (jcc_at == UINT32_MAX)
+			return true;
+		/* taken */
+		if (!e->err) {
+			int32_t d = rel32(e, sp->tramp + jcc_at + 4, here(e));
+
+			memcpy(e->buf + jcc_at, &d, 4);
+		}
+		mark(e, true, target, sp->taken_counter);
+		increment(e, sp->taken_counter, sp->live_taken, target);
+		mark(e, true, target, PATCH_NO_COUNTER);
+		jmp_to(e, target);
+		return true;
+	default:
+		e->err = -EINVAL;
+		return true;
+	}
+}
+
+void patch_blob__release(struct patch_blob *b)
+{
+	free(b->tramp_code);
+	free(b->pcs);
+	free(b->lock_offsets);
+	memset(b, 0, sizeof(*b));
+}
+
+int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
+{
+	struct emitter *e;
+	csh cs;
+	cs_insn *in;
+	const uint8_t *code = sp->bytes;
+	size_t avail = sp->len;
+	uint64_t addr = sp->site;
+	bool transferred = false, fired;
+	int32_t d;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (sp->len < 5 || sp->len > 16 || !sp->bytes)
+		return -EINVAL;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -EINVAL;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	in = cs_malloc(cs);
+	e = calloc(1, sizeof(*e));
+	if (!in || !e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	e->sp = sp;
+	mark(e, true, sp->site, PATCH_NO_COUNTER); /* not fired yet */
+	increment(e, sp->entry_counter, sp->live_entry, sp->site);
+	/* Once the entry counter is bumped the site has fired: a thread moved to the site's
+	 * address would be taken for one that has not (a uprobe there would still fire), so
+	 * until the first displaced instruction has run it is stepped on, not moved. */
+	fired = sp->entry_counter != PATCH_NO_COUNTER;
+	if (fired)
+		mark(e, false, sp->site, PATCH_NO_COUNTER);
+	while (!e->err && avail) {
+		uint64_t at = addr;
+		enum reloc_kind kind;
+
+		if (transferred || !cs_disasm_iter(cs, &code, &avail, &addr, in)) {
+			e->err = -EINVAL; /* a transfer before the end, or bytes that do not decode */
+			break;
+		}
+		kind = patch_reloc__kind(in);
+		if (kind == RELOC_NO || (kind == RELOC_JCC && avail)) {
+			e->err = -EINVAL;
+			break;
+		}
+		if (!fired || at != sp->site)
+			mark(e, true, at, PATCH_NO_COUNTER);
+		transferred = relocate(e, in, kind);
+	}
+	if (!e->err && !transferred) {
+		mark(e, true, sp->site + sp->len, PATCH_NO_COUNTER);
+		jmp_to(e, sp->site + sp->len);
+	}
+	/* The site's jump. */
+	out->code[0] = 0xe9;
+	d = rel32(e, sp->site + 5, sp->tramp);
+	memcpy(out->code + 1, &d, 4);
+	err = e->err;
+	if (err)
+		goto out;
+	memset(out->code + 5, 0xcc, sizeof(out->code) - 5);
+	out->site = sp->site;
+	out->len = sp->len;
+	memcpy(out->orig, sp->bytes, sp->len);
+	out->tramp = sp->tramp;
+	out->tramp_len = e->pos;
+	out->tramp_code = malloc(e->pos);
+	out->pcs = malloc(e->npcs * sizeof(*out->pcs));
+	out->lock_offsets = malloc((e->nlock ? e->nlock : 1) * sizeof(*out->lock_offsets));
+	if (!out->tramp_code || !out->pcs || !out->lock_offsets) {
+		patch_blob__release(out);
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(out->tramp_code, e->buf, e->pos);
+	memcpy(out->pcs, e->pcs, e->npcs * sizeof(*out->pcs));
+	out->npcs = e->npcs;
+	memcpy(out->lock_offsets, e->locks, e->nlock * sizeof(*out->lock_offsets));
+	out->nlock = e->nlock;
+out:
+	if (err)
+		memset(out, 0, sizeof(*out));
+	free(e);
+	if (in)
+		cs_free(in, 1);
+	cs_close(&cs);
+	return err;
+}

@@ -1,0 +1,86 @@
+/*
+ * The code generator of the in-process counting backend: for one patch window (cfg/
+ * patch_window.h) it makes the bytes to write over the window (a jmp rel32 to a trampoline,
+ * int3 fill), the trampoline (the counter increments and the window's instructions relocated),
+ * and a map from every trampoline offset to the original address a thread stopped there is
+ * equivalent to. Plain data, no ptrace: the patcher (user/count/patcher.h) installs it.
+ * Increments are `incq disp32(%rip)` behind a prefix byte the patcher may flip between 0x3e
+ * (plain) and 0xf0 (lock); where flags the increment writes are live it is wrapped, below the
+ * 128-byte red zone, in rax + lahf/seto ... add/sahf (or pushfq/popfq), so every register, flag
+ * and the red zone survive.
+ */
+#ifndef EDGEPROF_USER_COUNT_TRAMPOLINE_H
+#define EDGEPROF_USER_COUNT_TRAMPOLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PATCH_NO_COUNTER UINT32_MAX
+
+/* A stretch of a trampoline: a pc at tramp + x with off <= x < the next stretch's off. */
+struct patch_pc {
+	uint32_t off;	  /* its first offset in the trampoline code */
+	uint64_t orig;	  /* clean: the equivalent original address (run-time) */
+	uint32_t pending; /* clean: the counter (index from the counters base) to add one to
+			   * when the pc is moved to orig, or PATCH_NO_COUNTER */
+	uint8_t clean;	  /* 0: single-step the thread until it is at a clean offset (or out of
+			   * the trampoline) */
+};
+
+struct patch_blob {
+	uint64_t site;	  /* run-time address of the window start */
+	uint8_t len;	  /* bytes overwritten there (>= 5) */
+	uint8_t code[16]; /* new bytes for [site, site + len): jmp rel32 to tramp, int3 fill */
+	uint8_t orig[16]; /* the original bytes (restore and verify) */
+	uint64_t tramp;	  /* run-time address its trampoline code will live at */
+	uint8_t *tramp_code; /* malloc'd */
+	uint32_t tramp_len;
+	struct patch_pc *pcs; /* by increasing off, the first at 0 */
+	uint32_t npcs;
+	uint32_t *lock_offsets; /* prefix bytes in tramp_code: 0x3e plain, 0xf0 lock (atomic) */
+	uint32_t nlock;
+};
+
+/* How a flag-saving increment keeps the flags. */
+enum tramp_flagsave {
+	TRAMP_SAVE_LAHF = 0, /* push rax; [seto al]; lahf; inc; [add $0x7f,al]; sahf; pop rax */
+	TRAMP_SAVE_PUSHF,    /* pushfq; inc; popfq */
+};
+
+/* One window's trampoline to make. The flags FLAG_* are cfg/flag_liveness.h's bits. */
+struct tramp_spec {
+	uint64_t site;           /* run-time address of the window start */
+	const uint8_t *bytes;    /* the window's original bytes, LEN of them */
+	uint8_t len;             /* 5..16: whole instructions, the last may be a jmp, jcc, call,
+				  * ret or indirect jmp (then nothing jumps back) */
+	uint64_t tramp;          /* run-time address the trampoline will live at */
+	uint64_t counters;       /* run-time address of counter 0 (counter c at + 8c) */
+	uint32_t entry_counter;  /* incremented before the window runs, or PATCH_NO_COUNTER */
+	uint32_t taken_counter;  /* window ending with a jcc: its taken outcome's counter */
+	uint32_t not_taken_counter; /* ... and its not-taken outcome's (or PATCH_NO_COUNTER) */
+	uint8_t live_entry, live_taken, live_not_taken; /* flags live where each goes */
+	bool atomic;             /* lock prefixes from the start */
+	uint8_t flagsave;        /* enum tramp_flagsave */
+	/* Optional jump shortcuts: other windows' sites, sorted, and their trampolines. A jump
+	 * the trampoline makes to one of those sites (a branch target, the fall-through, the jump
+	 * back, a call's target) goes straight to that trampoline, saving a jump per hit. Only
+	 * valid while those windows stay installed with this one (installed and removed
+	 * together). A jump to this window's own site always goes to its own trampoline. */
+	const uint64_t *redirect_site, *redirect_tramp;
+	uint32_t nredirect;
+};
+
+/* The most bytes a trampoline takes. */
+#define TRAMP_MAX_LEN 192
+
+/* Makes the patch for SP into *OUT (release with patch_blob__release). The window's bytes are
+ * decoded at SP->site: every instruction must be one of cfg/patch_window.h's relocation kinds
+ * other than RELOC_NO, only the last may transfer control. Returns 0, -EINVAL (a bad window:
+ * an instruction it cannot move, a partial instruction, a length out of range), -ERANGE (a
+ * displacement or a jump does not reach from the trampoline) or -ENOMEM. */
+int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out);
+
+/* Frees what a patch_blob holds. Safe on a zeroed blob. */
+void patch_blob__release(struct patch_blob *b);
+
+#endif
