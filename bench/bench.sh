@@ -34,7 +34,10 @@
 #                        calibrate privately for this run; 1: always privately; 0: never
 #   OUT (bench/results)  writes OUT.md and OUT.json
 #   VALGRIND (valgrind)  the valgrind command (a name not found: the callgrind column is missing)
-#   BENCH_WORK (build/bench)  the work directory (emptied first): binaries, runs, profiles
+#   BENCH_WORK (build/bench)  the work directory (emptied first): binaries, runs, profiles.
+#                        Refused unless it lies below this checkout's build/ or inside a
+#                        `mktemp -d` directory (directly in $TMPDIR or /tmp, yours, mode 700),
+#                        and, if it exists, is empty or an earlier bench work directory
 # Binaries run from private copies (build/bench/bin): uprobes are per inode, so another
 # session's probes on corpus/bin/* would otherwise fire in these runs too.
 set -euo pipefail
@@ -59,10 +62,60 @@ read -r -a CORPUS <<<"${CORPUS_PROGRAMS-lua5.4 bzip2 sqlite3}"
 declare -A TEST_ROUNDS=([loops]=8000 [switch]=80000 [recursion]=20000 [callbacks]=70000)
 
 log() { echo "bench: $*" >&2; }
+
+# --- the work directory -------------------------------------------------------------------
+# It is emptied with rm -rf, so it must be one this script may own: never /work, /, $HOME or
+# a repository. check_work PATH sets WORK to PATH resolved (symlinks too) or exits: accepted
+# are a path strictly below $ROOT/build/ and a path in a `mktemp -d` directory (a directory
+# directly in $TMPDIR or /tmp, owned by this user, mode 700); an existing directory only if
+# it is empty or holds this script's marker (or, from before the marker, programs.tsv and
+# times.tsv).
+WORK_MARK=.edgeprof-bench-work
+refuse_work() {
+	log "refusing BENCH_WORK='$1': $2"
+	exit 1
+}
+check_work() {
+	local w=$1 real build tmpd top=
+	[ -n "$w" ] || refuse_work "$w" "empty"
+	real=$(realpath -m -- "$w") && [ -n "$real" ] || refuse_work "$w" "cannot resolve it"
+	build=$(realpath -m -- "$ROOT/build")
+	case $real in
+	"$build"/?*) ;;
+	*)
+		for tmpd in "${TMPDIR:-/tmp}" /tmp; do
+			tmpd=$(realpath -m -- "$tmpd")
+			[ -n "$tmpd" ] && [ "$tmpd" != / ] || continue
+			case $real in
+			"$tmpd"/?*)
+				top=${real#"$tmpd"/}
+				top=$tmpd/${top%%/*}
+				break
+				;;
+			esac
+		done
+		[ -n "$top" ] || refuse_work "$w" "neither below $build/ nor in a mktemp -d directory"
+		{ [ -d "$top" ] && [ ! -L "$top" ] && [ -O "$top" ] &&
+			[ "$(stat -c %a -- "$top")" = 700 ]; } ||
+			refuse_work "$w" "$top is not a mktemp -d directory (yours, mode 700)"
+		;;
+	esac
+	if [ -e "$real" ]; then
+		[ -d "$real" ] || refuse_work "$w" "not a directory"
+		if [ -n "$(ls -A -- "$real")" ] && [ ! -f "$real/$WORK_MARK" ] &&
+			! { [ -f "$real/programs.tsv" ] && [ -f "$real/times.tsv" ]; }; then
+			refuse_work "$w" "$real is not empty and not a bench work directory"
+		fi
+	fi
+	WORK=$real
+}
+check_work "$WORK"
+
 [ -x "$EDGEPROF_SRC" ] || { log "$EDGEPROF_SRC not found (make)"; exit 1; }
 command -v python3 >/dev/null || { log "python3 not found"; exit 1; }
-rm -rf "$WORK"
+rm -rf -- "${WORK:?}"
 mkdir -p "$WORK/bin" "$WORK/gcov-bin" "$WORK/runs" "$WORK/gcda"
+: >"$WORK/$WORK_MARK"
 cp "$EDGEPROF_SRC" "$WORK/edgeprof"
 EP=$WORK/edgeprof
 TIMES=$WORK/times.tsv    # program column rep seconds status(ok|timeout|failed) rc
@@ -189,7 +242,7 @@ while IFS=$'\t' read -r -a row; do
 		fi
 		if ((i <= REPS)) && [ "$gcov" != - ]; then
 			# A fresh .gcda tree per run: no merging with an earlier run's counts.
-			rm -rf "$WORK/gcda/$prog"
+			rm -rf -- "${WORK:?}/gcda/${prog:?}"
 			timed "$prog" gcov "$i" 600 env "GCOV_PREFIX=$WORK/gcda/$prog" "$gcov" "${cmd[@]:1}"
 		fi
 		if ((i <= REPS_SLOW)) && [ -z "${dead[naive]:-}" ]; then

@@ -16,18 +16,40 @@ cd "$(dirname "$0")/.."
 # shellcheck source=tests/support/bpf-checks.sh
 source tests/support/bpf-checks.sh
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 fail() {
 	echo "FAIL: $*"
 	exit 1
 }
+# Everything this test writes goes below its own mktemp -d directory: refuse to run without it.
+tmp=$(mktemp -d) || fail "mktemp -d failed"
+[ -d "${tmp:?mktemp -d gave no directory}" ] || fail "mktemp -d gave no directory"
+trap 'rm -rf -- "${tmp:?}"' EXIT
+
+# bench.sh empties its work directory: it refuses one that is not below build/ nor in a
+# mktemp -d directory, and a non-empty one that is not a bench work directory. Probed with
+# EDGEPROF=/nonexistent, so that a work directory it accepted would still not be emptied (the
+# script stops at the missing edgeprof first); the decoys must keep their files.
+mkdir -p "$tmp/decoy" && echo keep >"$tmp/decoy/file"
+outside=$(mktemp -d "${TMPDIR:-/tmp}/bench-decoy.XXXXXX") && chmod 755 "${outside:?}" &&
+	echo keep >"$outside/file"
+trap 'rm -rf -- "${tmp:?}" "${outside:?}"' EXIT
+for w in "$tmp/decoy" "$outside" "$outside/work" build "$PWD"; do
+	rc=0
+	EDGEPROF=/nonexistent BENCH_WORK=$w bench/bench.sh >"$tmp/out" 2>"$tmp/err" || rc=$?
+	{ [ "$rc" != 0 ] && grep -q "refusing BENCH_WORK='$w'" "$tmp/err"; } ||
+		fail "bench.sh did not refuse BENCH_WORK=$w (rc $rc): $(tail -1 "$tmp/err")"
+done
+EDGEPROF=/nonexistent BENCH_WORK="$tmp/decoy/new" bench/bench.sh >"$tmp/out" 2>"$tmp/err" || true
+grep -q 'nonexistent not found' "$tmp/err" || fail "bench.sh refused a new directory in its mktemp dir"
+[ "$(cat "$tmp/decoy/file" "$outside/file")" = "keep"$'\n'"keep" ] || fail "a decoy lost its file"
+echo "ok: bench.sh refuses work directories outside build/ or a mktemp -d directory, or not its own"
+
 build/edgeprof -q run -o "$tmp/true.prof" -- /bin/true 2>"$tmp/err" ||
 	{ skip_if_no_bpf "$tmp/err"; fail "edgeprof run /bin/true: $(head -n 1 "$tmp/err")"; }
 
 common=(env REPS=2 REPS_SLOW=1 NAIVE_TIMEOUT=30 TEST_SCALE=0.0005 TEST_PROGRAMS="switch recursion"
 	CORPUS_PROGRAMS="" CALIBRATE=0)
-"${common[@]}" BENCH_WORK="$tmp/work" OUT="$tmp/results" bench/bench.sh >"$tmp/out" 2>"$tmp/err" ||
+"${common[@]}" BENCH_WORK="${tmp:?}/work" OUT="$tmp/results" bench/bench.sh >"$tmp/out" 2>"$tmp/err" ||
 	{ tail -5 "$tmp/err"; fail "bench/bench.sh exited non-zero"; }
 { [ -s "$tmp/results.md" ] && [ -s "$tmp/results.json" ]; } || fail "no results.md or results.json"
 grep -q '^## Performance goals' "$tmp/results.md" || fail "results.md has no goals section"
@@ -56,7 +78,7 @@ for name, r in res.items():
 EOF
 echo "ok: every column ran with the native output; hits, naive and oracle figures consistent"
 
-"${common[@]}" TEST_PROGRAMS=switch VALGRIND=/nonexistent/valgrind BENCH_WORK="$tmp/work" \
+"${common[@]}" TEST_PROGRAMS=switch VALGRIND=/nonexistent/valgrind BENCH_WORK="${tmp:?}/work" \
 	OUT="$tmp/nv" bench/bench.sh >"$tmp/out" 2>"$tmp/err" ||
 	fail "bench/bench.sh exited non-zero without valgrind"
 python3 - "$tmp/nv.json" <<'EOF'
