@@ -5,7 +5,7 @@
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
 #   make fuzz       run the fuzz targets for a bounded time
-#   make bench      benchmarks (not part of make test)
+#   make bench      benchmarks (not part of make test; bench/setup.sh installs BOLT first)
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -116,6 +116,7 @@ fuzz: $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 	scripts/run-fuzz.sh $(FUZZ_SECONDS) $^
 
 bench: all
+	bench/setup.sh || echo "make bench: bench/setup.sh failed: the bolt column will say missing" >&2
 	bench/bench.sh
 
 bench-extra: all
