@@ -123,6 +123,10 @@ for p in progs:
                                ("functions", "Number of function descriptors:")):
                 if label in line:
                     bo["instrumented_" + key] = int(line.split(label)[1].split()[0])
+            # functions BOLT leaves as they are, uncounted ("BOLT-WARNING: skipped 8 functions
+            # due to cold fragments": gcc's .cold splits)
+            if line.startswith("BOLT-WARNING: skipped ") and " functions" in line:
+                bo["skipped_functions"] = bo.get("skipped_functions", 0) + int(line.split()[2])
     except (OSError, ValueError, IndexError):
         pass
     ch = res["columns"]["edgeprof"]
@@ -389,6 +393,8 @@ cost_s = ("-" if not costs else
 bolt_progs = [r for r in results if "instrumented_counters" in r["columns"].get("bolt", {})]
 bolt_s = "; ".join(f"{r['program']} {r['columns']['bolt']['instrumented_counters']:,} counters in "
                    f"{r['columns']['bolt'].get('instrumented_functions', 0):,} functions"
+                   + (f" ({r['columns']['bolt']['skipped_functions']:,} functions skipped, uncounted)"
+                      if r['columns']['bolt'].get('skipped_functions') else "")
                    for r in bolt_progs)
 commands = "\n".join(
     f"- {r['program']}: `{' '.join(os.path.basename(a) if i == 0 else a.replace(os.getcwd() + '/', '') for i, a in enumerate(r['argv']))}`"
