@@ -290,7 +290,8 @@ command -v "$VALGRIND" >/dev/null && have_valgrind=1
 # --- running ------------------------------------------------------------------------------
 # timed PROGRAM COLUMN REP LIMIT CMD...: runs CMD (stdin /dev/null, stdout and stderr to
 # files under runs/), stopped after LIMIT s with SIGTERM (edgeprof forwards it to the program
-# and writes what it has) then SIGKILL 30 s later; appends a line to times.tsv.
+# and writes what it has) then SIGKILL 30 s later; appends a line to times.tsv (status
+# timeout when stopped, failed when killed by another signal).
 timed() {
 	local prog=$1 col=$2 rep=$3 limit=$4 t0 t1 rc=0 status=ok
 	shift 4
@@ -298,7 +299,14 @@ timed() {
 	t0=$(date +%s%N)
 	timeout -k 30 "$limit" "$@" </dev/null >"$base.out" 2>"$base.err" || rc=$?
 	t1=$(date +%s%N)
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status=timeout; fi
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		status=timeout
+	elif [ "$rc" -gt 128 ]; then
+		# Killed by signal rc - 128 (no workload here dies of one): its time is not the
+		# program's. Seen: valgrind's guest hitting the int3 of another session's uprobe in
+		# libc (SIGTRAP in longjmp), since edgeprof run attaches for every process.
+		status=failed
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$col" "$rep" \
 		"$(awk -v n=$((t1 - t0)) 'BEGIN { printf "%.4f", n / 1e9 }')" "$status" "$rc" >>"$TIMES"
 	log "$prog $col #$rep: $(tail -1 "$TIMES" | cut -f4) s ($status, rc $rc)"

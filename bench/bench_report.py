@@ -366,6 +366,13 @@ for r in results:
             problems.append(f"{r['program']}: {col} output differs from native")
         n = x["output_checked_runs"]
         return ("same" if x["output_ok"] else "DIFFERENT") + f" ({n} run{'s' if n != 1 else ''})"
+    for col in COLUMNS:
+        for rep, _, st, rc in runs.get((r["program"], col), []):
+            if st == "failed":
+                problems.append(f"{r['program']}: {col} run {rep} was killed by signal {rc - 128}"
+                                + (" (SIGTRAP: an int3 it did not expect, such as another "
+                                   "session's uprobe in a shared library under valgrind)"
+                                   if rc - 128 == 5 else ""))
     g = oc("gcov") + (f", {c['gcov']['gcda_files']}" if "gcda_files" in c.get("gcov", {}) else "")
     fl = c["bolt"].get("fdata_lines") or []
     b = oc("bolt")
@@ -471,7 +478,7 @@ Every completed run's stdout and exit status against the native run's.
 
 {T['correct']}
 
-{"Differences:" + chr(10) + chr(10) + chr(10).join("- " + x for x in problems) if problems else "No output differs from the native run's."}
+{"Differences and failed runs:" + chr(10) + chr(10) + chr(10).join("- " + x for x in problems) if problems else "No output differs from the native run's."}
 
 ## Commands
 
