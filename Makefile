@@ -6,7 +6,7 @@
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
 #   make check-distro  Debian's own /usr/bin programs checked block by block against callgrind
 #   make fuzz       run the fuzz targets for a bounded time
-#   make bench      benchmarks (not part of make test)
+#   make bench      benchmarks (not part of make test; bench/setup.sh installs BOLT first)
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -130,6 +130,7 @@ $(BUILD)/bench/trampoline_cost: bench/trampoline_cost.c $(BUILD)/libuser.a $(BUI
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
 bench: all
+	bench/setup.sh || echo "make bench: bench/setup.sh failed: the bolt column will say missing" >&2
 	bench/bench.sh
 
 bench-extra: all

@@ -7,9 +7,12 @@
 # -fprofile-arcs (compile and link): corpus/gcov/bin/{lua5.4,bzip2,sqlite3}, objects in
 # corpus/gcov/obj/NAME/. A gcov binary writes its .gcda files next to those objects (absolute
 # paths compiled in), so runs should set GCOV_PREFIX (and GCOV_PREFIX_STRIP) to redirect them.
+# --relocs: then also builds the same sources by the same recipes, linked with
+# -Wl,--emit-relocs (the input llvm-bolt -instrument needs; bench/bench.sh's bolt column):
+# corpus/relocs/bin/{lua5.4,bzip2,sqlite3}, objects in corpus/relocs/obj/NAME/.
 # Idempotent: sources already fetched are reused and a binary whose build recipe is unchanged
 # is not rebuilt. See /work/shared/design/corpus-notes.md for why the flags are what they are.
-#   usage: scripts/corpus.sh [--quiet] [--gcov]
+#   usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs]
 # On failure: one line "corpus: error: ..." on stderr and a non-zero exit.
 set -euo pipefail
 
@@ -24,16 +27,18 @@ RECIPE_VERSION=1
 
 QUIET=0
 GCOV=0
+RELOCS=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet | -q) QUIET=1 ;;
 	--gcov) GCOV=1 ;;
+	--relocs) RELOCS=1 ;;
 	-h | --help)
-		sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov])" >&2
+		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs])" >&2
 		exit 2
 		;;
 	esac
@@ -51,7 +56,7 @@ done
 
 mkdir -p "$SRC" "$OBJ" "$BIN"
 
-# variant normal|gcov: selects the output variant that the build_* functions below build.
+# variant normal|gcov|relocs: selects the output variant that the build_* functions below build.
 #   VOBJ, VBIN: where objects (NAME/ subdirectories, with the stamp) and binaries go;
 #   VFLAGS: extra gcc flags, added to every compile and link of the variant's recipe;
 #   VKEY: appended to the recipe key in the stamp (empty for the normal builds);
@@ -65,6 +70,12 @@ variant() {
 	gcov)
 		VOBJ=$CORPUS/gcov/obj VBIN=$CORPUS/gcov/bin VFLAGS=(-fprofile-arcs) VDESC='gcov '
 		VKEY=" gcov ${VFLAGS[*]}"
+		;;
+	relocs)
+		# A linker flag only (gcc ignores it when it only compiles): the same code as the
+		# normal build, plus the relocations BOLT needs to rewrite it.
+		VOBJ=$CORPUS/relocs/obj VBIN=$CORPUS/relocs/bin VFLAGS=(-Wl,--emit-relocs) VDESC='relocs '
+		VKEY=" relocs ${VFLAGS[*]}"
 		;;
 	*) die "unknown variant '$1'" ;;
 	esac
@@ -274,4 +285,17 @@ if [ "$GCOV" = 1 ]; then
 	rm -rf "$GCOV_TMP"
 	trap - EXIT
 	echo "corpus: gcov binaries: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
+fi
+
+if [ "$RELOCS" = 1 ]; then
+	variant relocs
+	build_lua
+	build_bzip2
+	build_sqlite3
+	check_runs "$VBIN"
+	for name in lua5.4 bzip2 sqlite3; do
+		readelf -S "$VBIN/$name" | grep -q '\.rela\.text' ||
+			die "$VBIN/$name has no .rela.text (is it linked with --emit-relocs?)"
+	done
+	echo "corpus: --emit-relocs binaries: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
 fi
