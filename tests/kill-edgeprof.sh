@@ -47,20 +47,29 @@ static __attribute__((noinline)) void deep(int n)
 	sink++;
 }
 
+static long rounds = 10;
+
 static void *worker(void *arg)
 {
 	unsigned long x = (unsigned long)arg;
 
-	for (int i = 0; i < 4000000; i++)
-		x = mix(x, i);
+	for (long r = 0; r < rounds; r++)
+		for (int i = 0; i < 2000000; i++)
+			x = mix(x, i);
 	return (void *)x;
 }
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 10;
 	unsigned long sum = 0;
+	pthread_t th[2];
+	void *res;
 
+	rounds = argc > 1 ? atol(argv[1]) : 10;
+	/* The threads first, then the pid file: edgeprof is killed after both, never while a
+	 * new thread's first stop is still to be taken (see the README on SIGKILL). */
+	for (int k = 0; k < 2; k++)
+		pthread_create(&th[k], NULL, worker, (void *)(long)(k + 1));
 	if (argc > 2) {
 		FILE *f = fopen(argv[2], "w");
 
@@ -70,19 +79,14 @@ int main(int argc, char **argv)
 		}
 	}
 	for (long r = 0; r < rounds; r++) {
-		pthread_t th[2];
-		void *res;
-
-		for (int k = 0; k < 2; k++)
-			pthread_create(&th[k], NULL, worker, (void *)(r * 2 + k + 1));
-		for (int k = 0; k < 2; k++) {
-			pthread_join(th[k], &res);
-			sum += (unsigned long)res;
-		}
 		if (!setjmp(env))
 			deep(5);
 		sum += (unsigned long)r;
 		usleep(20000);
+	}
+	for (int k = 0; k < 2; k++) {
+		pthread_join(th[k], &res);
+		sum += (unsigned long)res;
 	}
 	printf("checksum %lu\n", sum);
 	return 0;

@@ -1,7 +1,8 @@
 /*
- * `edgeprof run [-o FILE] [--placement chords|naive] [--weights FILE] [--loop-stats] [--] PROG
- * [ARGS...]`: recover PROG's CFG, plan the probes, start PROG stopped, attach one uprobe-multi
- * link, let it run to the end under ptrace (frames left or entered without call/return are
+ * `edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe] [--weights FILE]
+ * [--loop-stats] [--] PROG [ARGS...]`: recover PROG's CFG, plan the counters, start PROG
+ * stopped, install them (in-process counters where proven safe, one uprobe-multi link for the
+ * rest), let it run to the end under ptrace (frames left or entered without call/return are
  * unwound), read the counters (and with --loop-stats the trip-count moments of the binary's
  * loops), propagate them to every edge and block, and write the profile. PROG's standard
  * streams and exit status pass through untouched; edgeprof's messages go to stderr.
@@ -61,7 +62,8 @@ static const char run_usage[] =
 	"      --loop-stats      also measure every loop entry's trip count in the main binary,\n"
 	"                        per thread and frame (sum and sum of squares per loop, for the\n"
 	"                        variance in 'report --time'); costs one more probe hit per\n"
-	"                        header execution and per execution of each entry block\n"
+	"                        header execution and per execution of each entry block; counts with\n"
+	"                        uprobes only\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Probe sites are chosen with the probe costs measured by 'edgeprof calibrate'; without a\n"

@@ -240,8 +240,10 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
-	/* In-process counters, in the binary (libraries keep their uprobes for now). */
-	if (o->counting == COUNTING_AUTO) {
+	/* In-process counters, in the binary (libraries keep their uprobes for now). With
+	 * --loop-stats everything stays uprobes: the trip-count probes are planned after the
+	 * counters and could land inside a patched window. */
+	if (o->counting == COUNTING_AUTO && !o->loop_stats) {
 		if (patch_backend__new(&s->patch, o->bound_pid > 0))
 			return -1;
 		s->patch_owned = true;
