@@ -459,7 +459,7 @@ static int site_make(const struct patcher *p, const struct patch_blob *b, struct
 	for (uint32_t k = 0; k < b->npcs; k++) {
 		if ((k && b->pcs[k].off <= b->pcs[k - 1].off) || b->pcs[k].off >= b->tramp_len)
 			goto bad;
-		if (b->pcs[k].clean && b->pcs[k].pending != PATCH_NO_COUNTER &&
+		if (b->pcs[k].clean == 1 && b->pcs[k].pending != PATCH_NO_COUNTER &&
 		    b->pcs[k].pending >= p->regions[reg].info.ncounters)
 			goto bad;
 	}
@@ -840,7 +840,7 @@ int patcher__orig_of(const struct patcher *p, uint64_t addr, uint64_t *orig)
 		return 0;
 	pc = stretch_at(s, addr);
 	*orig = pc->orig;
-	return pc->clean ? 1 : -EAGAIN;
+	return pc->clean == 1 || pc->clean == PATCH_PC_FIRED ? 1 : -EAGAIN;
 }
 
 /* patcher__move_pc for thread TID of process PID, adding the pending counts when COUNT. */
@@ -862,7 +862,7 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count, bool may_ste
 		if (!s)
 			break; /* in no trampoline, or stepped out of it */
 		pc = stretch_at(s, regs.rip);
-		if (pc->clean) {
+		if (pc->clean == 1 || (pc->clean == PATCH_PC_FIRED && !may_step)) {
 			struct region *r = &p->regions[s->region];
 
 			if (count && pc->pending != PATCH_NO_COUNTER)

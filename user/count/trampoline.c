@@ -69,7 +69,7 @@ static int32_t rel32(struct emitter *e, uint64_t end, uint64_t to)
 }
 
 /* A stretch starting at the current offset (replacing one that starts there too). */
-static void mark(struct emitter *e, bool clean, uint64_t orig, uint32_t pending)
+static void mark(struct emitter *e, uint8_t clean, uint64_t orig, uint32_t pending)
 {
 	struct patch_pc *pc;
 
@@ -86,7 +86,7 @@ static void mark(struct emitter *e, bool clean, uint64_t orig, uint32_t pending)
 	}
 	pc->off = e->pos;
 	pc->orig = orig;
-	pc->pending = clean ? pending : PATCH_NO_COUNTER;
+	pc->pending = clean == 1 ? pending : PATCH_NO_COUNTER;
 	pc->clean = clean;
 }
 
@@ -341,7 +341,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	 * until the first displaced instruction has run it is stepped on, not moved. */
 	fired = sp->entry_counter != PATCH_NO_COUNTER;
 	if (fired)
-		mark(e, false, sp->site, PATCH_NO_COUNTER);
+		mark(e, PATCH_PC_FIRED, sp->site, PATCH_NO_COUNTER);
 	while (!e->err && avail) {
 		uint64_t at = addr;
 		enum reloc_kind kind;

@@ -24,8 +24,15 @@ struct patch_pc {
 	uint32_t pending; /* clean: the counter (index from the counters base) to add one to
 			   * when the pc is moved to orig, or PATCH_NO_COUNTER */
 	uint8_t clean;	  /* 0: single-step the thread until it is at a clean offset (or out of
-			   * the trampoline) */
+			   * the trampoline); PATCH_PC_FIRED: after the site's own counter was
+			   * bumped, before its first displaced instruction ran: a thread that
+			   * can run is stepped on (at orig it would be taken for one the site
+			   * had not counted), one that ends there (its exit, e.g. that
+			   * instruction faulted) is at orig with the site fired, as a uprobe
+			   * at orig would have fired before the fault */
 };
+
+#define PATCH_PC_FIRED 2
 
 struct patch_blob {
 	uint64_t site;	  /* run-time address of the window start */

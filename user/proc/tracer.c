@@ -1287,8 +1287,16 @@ static void first_stop(struct tracer *t, struct task *task)
 	if (task->tgid == task->tid) {
 		/* Its memory is a copy of its parent's, breakpoint included (the parent's
 		 * fork event may not have been seen yet). */
-		if (!proc_get(t, task->tid, proc_find(t, ppid)))
+		struct proc *p = proc_get(t, task->tid, proc_find(t, ppid));
+
+		if (!p)
 			note_oom(t);
+		/* Watches are uprobes bound to one process: the child gets its own, where its
+		 * parent had them (a process that exec'd had none any more). */
+		if (p && t->watching && p->nbps) {
+			p->nbps = 0;
+			watch_install(t, task->tid, t->hooks);
+		}
 		t->res->nprocesses++;
 		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
 	} else {

@@ -73,8 +73,8 @@ struct tracer_hooks {
 	 * no other process may see the watch (a uprobe bound to PID: a process run under
 	 * valgrind elsewhere would take the int3 of a file-wide uprobe for its own). Returns 0
 	 * when it will be. tracer__attach: may be NULL, such frames are then not followed.
-	 * tracer__run: see early_offset; in a forked child nothing is watched (its longjmp,
-	 * pthread_exit and throws are not followed: a frame they skip shows as a violation). */
+	 * tracer__run: see early_offset; a forked child gets watches of its own before it
+	 * runs. */
 	int (*watch)(void *ctx, int pid, const char *path, uint64_t file_offset);
 	/* Shared libraries profiled besides the binary, by lowercase hex build-id: frames in
 	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
