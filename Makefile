@@ -4,6 +4,8 @@
 #   make deps       install the Debian packages (scripts/install-deps.sh, root)
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
+#   make check-python  python3.11's own regression tests natively and under edgeprof run:
+#                   equal results, 0 violations (slow; root; libpython3.11-testsuite)
 #   make fuzz       run the fuzz targets for a bounded time
 #   make bench      benchmarks (not part of make test)
 
@@ -20,7 +22,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-python fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -105,6 +107,10 @@ check-corpus: all $(ORACLES)
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
 	scripts/attach-corpus.sh
+
+# Non-interference on a test suite nobody here wrote (issue 14): not part of make test.
+check-python: all
+	scripts/check-python-suite.sh
 
 # --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
 FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
