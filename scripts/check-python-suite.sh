@@ -56,6 +56,17 @@ mkdir -p "$CWD"
 
 now() { date +%s.%N; }
 
+# Uprobes on PY's file (anyone's: uprobes trap every process of the file) slow the native run
+# down too; say how many were installed when it started.
+foreign_uprobes() {
+	command -v bpftool >/dev/null 2>&1 || {
+		echo "?"
+		return
+	}
+	bpftool link show 2>/dev/null | awk -v p="$(readlink -f "$PY")" \
+		'$1 == "uprobe.multi" && $3 == p { n += $5 } END { print n + 0 }'
+}
+
 # run_suite TAG CMD...: runs the modules with CMD prefixed; sets RC and SECS.
 run_suite() {
 	local tag=$1 t0 t1
@@ -71,6 +82,7 @@ run_suite() {
 }
 
 echo "check-python-suite: ${#MODULES[@]} modules of $PY's test suite, natively..."
+FOREIGN=$(foreign_uprobes)
 run_suite native
 NRC=$RC NSECS=$SECS
 echo "check-python-suite: native: exit $NRC in $NSECS s; under edgeprof run --probes $PROBES..."
@@ -91,7 +103,7 @@ if ! "$EDGEPROF" report --json "$OUT/ep.data" >"$OUT/ep.json" 2>"$OUT/report.err
 fi
 CRC=0
 "$PY" "$ROOT/scripts/python-suite-compare.py" "$OUT/native.xml" "$OUT/native.log" \
-	"$OUT/edgeprof.xml" "$OUT/edgeprof.log" "$OUT/ep.json" "$OUT/edgeprof.err" \
+	"$OUT/edgeprof.xml" "$OUT/edgeprof.log" "$OUT/ep.json" "$OUT/ep.data" "$OUT/edgeprof.err" \
 	>"$OUT/compare.txt" || CRC=$?
 if [ "$CRC" -eq 2 ]; then
 	echo "FAIL: cannot compare the runs (see $OUT)"
@@ -119,6 +131,7 @@ table() {
 	echo "| Tests result | ${F[native_result]} | ${F[edgeprof_result]} |"
 	echo "| exit status | $NRC | $ERC |"
 	echo "| wall time (s) | $NSECS | $ESECS (${RATIO}x) |"
+	echo "| uprobes of other sessions on the binary at the native run's start | $FOREIGN | |"
 	echo "| tests whose result differs | | ${F[differences]} |"
 	echo "| flow-conservation violations | | ${F[violations]} |"
 	echo "| probe sites planned (final plan) | | ${F[sites]} |"

@@ -2,7 +2,7 @@
 # Compares two runs of CPython's regression tests (`python3 -m test -v --junit-xml FILE
 # MODULES...`), a native one and one under `edgeprof run`, test by test, and reads the
 # profile figures of the edgeprof run: flow-conservation violations (the "violations" of
-# `edgeprof report --json`) and the probe sites per class (in process: "patch",
+# `edgeprof report --json`) and the probe sites per class in the profile (in process: "patch",
 # "patch-flags"; uprobes: "stepped", "emulated", "nop5", "never"). Used by
 # scripts/check-python-suite.sh; prints one "key value" line per figure and one "diff" line
 # per test whose result differs. Exit status: 0 the runs agree and the profile has no
@@ -19,7 +19,7 @@ TOTAL_RE = re.compile(r"^Total tests: run=(\d+)(?: failures=(\d+))?(?: skipped=(
 
 def usage():
     sys.stderr.write("usage: python-suite-compare.py NATIVE.xml NATIVE.log EP.xml EP.log "
-                     "REPORT.json EP.err\n")
+                     "REPORT.json PROFILE EP.err\n")
     sys.exit(2)
 
 
@@ -52,9 +52,9 @@ def summary_of(log_path):
 
 
 def main():
-    if len(sys.argv) != 7:
+    if len(sys.argv) != 8:
         usage()
-    nxml, nlog, exml, elog, rjson, eerr = sys.argv[1:]
+    nxml, nlog, exml, elog, rjson, pfile, eerr = sys.argv[1:]
     native, eprof = tests_of(nxml), tests_of(exml)
     nres, _ = summary_of(nlog)
     eres, _ = summary_of(elog)
@@ -84,11 +84,13 @@ def main():
 
     try:
         with open(rjson) as f:
+            report = json.load(f)
+        with open(pfile) as f:
             prof = json.load(f)
     except (OSError, ValueError) as e:
-        sys.stderr.write("python-suite-compare: %s: %s\n" % (rjson, e))
+        sys.stderr.write("python-suite-compare: %s\n" % e)
         sys.exit(2)
-    viol = prof.get("violations")
+    viol = report.get("violations")
     print("violations %s" % viol)
     if viol != 0:
         ok = False
