@@ -38,7 +38,8 @@ enum insn_flow {
 enum insn_probe_class {
 	PROBE_STEPPED = 0, /* copied out of line and single-stepped: expensive */
 	PROBE_EMULATED,    /* jcc, jmp rel, call rel32, push reg, nop / xchg ax,ax */
-	PROBE_NOP5,        /* 5-byte nopl: optimised uprobe */
+	PROBE_NOP5,        /* 5-byte nopl: optimised uprobe (measured by calibrate; never placed:
+			    * the optimised uprobe's call writes into the red zone) */
 	PROBE_NEVER,       /* must not be probed (e.g. a prefix-only or unknown encoding) */
 	PROBE_PATCH,       /* in-process counter, flags dead where it increments */
 	PROBE_PATCH_FLAGS, /* in-process counter that saves and restores the flags */

@@ -97,11 +97,15 @@ static int cond_code(unsigned id)
 }
 
 /* Probe cost class from the raw bytes: what the kernel emulates without single-stepping.
- * Only unprefixed encodings are trusted (the kernel refuses to emulate most prefixed ones). */
+ * Only unprefixed encodings are trusted (the kernel refuses to emulate most prefixed ones).
+ * A 5-byte nop is never probed: kernels from 6.18 optimise a uprobe there into a call to a
+ * trampoline, and the call's return address goes below the stack pointer, into the red zone
+ * a leaf function may be using, in every process that maps the file (a library probed with
+ * --lib is mapped by the whole machine). */
 static uint8_t probe_class(const uint8_t *b, unsigned size)
 {
 	if (size == 5 && b[0] == 0x0f && b[1] == 0x1f && b[2] == 0x44 && b[3] == 0 && b[4] == 0)
-		return PROBE_NOP5;
+		return PROBE_NEVER;
 	if ((size == 5 && (b[0] == 0xe8 || b[0] == 0xe9)) || (size == 2 && b[0] == 0xeb) ||
 	    (size == 2 && b[0] >= 0x70 && b[0] <= 0x7f) ||
 	    (size == 6 && b[0] == 0x0f && b[1] >= 0x80 && b[1] <= 0x8f))

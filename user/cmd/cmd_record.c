@@ -95,11 +95,11 @@ static void forked(void *arg, int child)
 	session__forked(c->s, child);
 }
 
-static int watch(void *arg, const char *path, uint64_t file_offset)
+static int watch(void *arg, int pid, const char *path, uint64_t file_offset)
 {
 	struct record_ctx *c = arg;
 
-	return session__watch(c->s, path, file_offset);
+	return session__watch(c->s, pid, path, file_offset);
 }
 
 static int stop_counting(void *arg, int pid)

@@ -94,9 +94,9 @@ static int attach_probes(void *arg, int pid)
 	return session__count_pid(s, pid);
 }
 
-static int watch(void *arg, const char *path, uint64_t file_offset)
+static int watch(void *arg, int pid, const char *path, uint64_t file_offset)
 {
-	return session__watch(arg, path, file_offset);
+	return session__watch(arg, pid, path, file_offset);
 }
 
 static void spawned(void *arg, int parent, int child, bool thread)

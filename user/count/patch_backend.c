@@ -478,8 +478,6 @@ static void patch_spawned(void *be, int parent, int child, bool thread)
 static void patch_before_unwind(void *be, int tid, bool step)
 {
 	struct patch_backend *b = be;
-	struct user_regs_struct r;
-	uint64_t orig;
 
 	if (!b->pt || b->removed)
 		return;
@@ -489,13 +487,10 @@ static void patch_before_unwind(void *be, int tid, bool step)
 		return;
 	}
 	/* At its exit the thread cannot be stepped: a clean offset maps to its original
-	 * address for the unwinder; elsewhere the unwinding fails and says so. */
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &r) == 0 &&
-	    patcher__orig_of(b->pt, r.rip, &orig) == 1) {
-		r.rip = orig;
-		if (ptrace(PTRACE_SETREGS, tid, NULL, &r))
-			pr_debug("thread %d: cannot set its pc: %s", tid, strerror(errno));
-	}
+	 * address for the unwinder (with the count the trampoline owed); inside an increment
+	 * sequence the unwinding fails and is counted as such (the profile says so). */
+	if (patcher__move_pc_at_exit(b->pt, tid) == -EAGAIN)
+		pr_debug("thread %d: exits inside an increment: its stack cannot be unwound", tid);
 }
 
 static void patch_forked(void *be, int child)

@@ -279,8 +279,8 @@ static void *map_local(int pid, uint64_t lo, uint64_t hi)
 	return m;
 }
 
-static int remote_call(struct patcher *p, int tid, long nr, uint64_t a0, uint64_t a1,
-		       uint64_t a2, uint64_t a3, int64_t *ret)
+static int remote_call(struct patcher *p, int tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		       uint64_t a3, int64_t *ret)
 {
 	const uint64_t args[6] = {a0, a1, a2, a3, (uint64_t)-1, 0};
 
@@ -564,13 +564,15 @@ struct chunk {
 
 /* Rewrites the sites SORTED[0, N) (by address, not overlapping) in the memory behind MEM
  * (of process PID): each site holding its FROM bytes (code, or orig when TO_ORIG) gets its TO
- * bytes. Sites less than a page apart are read and written as one chunk, so that every page
- * written holds a site, with one pread and one pwrite per chunk. STRICT (install): every site
+ * bytes. Sites less than GAP apart are read and written as one chunk (GAP = a page: every page
+ * written holds a site), with one pread and one pwrite per chunk; a chunk that cannot be read
+ * sets *READ_FAILED before anything is written (reported only when GAP is 0: the caller tries
+ * again with each site alone, in case of a hole between two sites). STRICT (install): every site
  * must hold FROM (else -EILSEQ, nothing written), and a failed write undoes the chunks
  * written before it. Not strict (restore): a site already holding TO is left, one holding
  * neither is reported and left (-EILSEQ at the end), the others are written. */
-static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
-			 bool strict)
+static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+			  bool strict, uint64_t gap, bool *read_failed)
 {
 	struct chunk *chunks = calloc(n ? n : 1, sizeof(*chunks));
 	uint8_t *old = NULL, *new = NULL;
@@ -584,7 +586,7 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const struct site *s = sorted[i];
 
-		if (nchunks && s->site < chunks[nchunks - 1].hi + PAGE) {
+		if (nchunks && s->site < chunks[nchunks - 1].hi + gap) {
 			chunks[nchunks - 1].hi = s->site + s->len;
 			chunks[nchunks - 1].end = i + 1;
 		} else {
@@ -608,8 +610,11 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 		int e = mem_read(mem, k->lo, old + k->at, k->hi - k->lo);
 
 		if (e) {
-			pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo, strerror(-e));
+			*read_failed = true;
 			err = e;
+			if (!gap)
+				pr_err("process %d: cannot read %#" PRIx64 ": %s", pid, k->lo,
+				       strerror(-e));
 			goto out;
 		}
 		memcpy(new + k->at, old + k->at, k->hi - k->lo);
@@ -648,13 +653,27 @@ static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n,
 			continue;
 		/* Undo this chunk (it may be written in part) and the ones before. */
 		for (size_t u = 0; u <= c; u++)
-			mem_write(mem, chunks[u].lo, old + chunks[u].at, chunks[u].hi - chunks[u].lo);
+			mem_write(mem, chunks[u].lo, old + chunks[u].at,
+				  chunks[u].hi - chunks[u].lo);
 		break;
 	}
 out:
 	free(chunks);
 	free(old);
 	free(new);
+	return err;
+}
+
+/* rewrite_chunks with sites less than a page apart in one chunk, or each site alone when
+ * such a chunk cannot be read. */
+static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+			 bool strict)
+{
+	bool read_failed = false;
+	int err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, PAGE, &read_failed);
+
+	if (read_failed) /* nothing was written yet */
+		err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, 0, &read_failed);
 	return err;
 }
 
@@ -707,8 +726,8 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 	for (size_t i = 1; i < total; i++)
 		if (by_site[i - 1]->site + by_site[i - 1]->len > by_site[i]->site) {
 			err = -EINVAL;
-			pr_err("process %d: patches at %#" PRIx64 " and %#" PRIx64 " overlap", p->pid,
-			       by_site[i - 1]->site, by_site[i]->site);
+			pr_err("process %d: patches at %#" PRIx64 " and %#" PRIx64 " overlap",
+			       p->pid, by_site[i - 1]->site, by_site[i]->site);
 			goto out;
 		}
 	qsort(all, total, sizeof(*all), site_cmp_tramp);
@@ -825,7 +844,7 @@ int patcher__orig_of(const struct patcher *p, uint64_t addr, uint64_t *orig)
 }
 
 /* patcher__move_pc for thread TID of process PID, adding the pending counts when COUNT. */
-static int move_pc(struct patcher *p, int pid, int tid, bool count)
+static int move_pc(struct patcher *p, int pid, int tid, bool count, bool may_step)
 {
 	struct user_regs_struct regs;
 	uint64_t held = 0;
@@ -857,10 +876,14 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count)
 			moved = 1;
 			break;
 		}
+		if (!may_step) {
+			err = -EAGAIN; /* not clean, and the thread cannot run (its exit) */
+			break;
+		}
 		if (step == MAX_STEPS) {
 			err = -ELOOP;
-			pr_err("thread %d: still in a trampoline at %#" PRIx64 " after %d steps", tid,
-			       (uint64_t)regs.rip, MAX_STEPS);
+			pr_err("thread %d: still in a trampoline at %#" PRIx64 " after %d steps",
+			       tid, (uint64_t)regs.rip, MAX_STEPS);
 			break;
 		}
 		err = remote__single_step(tid, &held);
@@ -876,7 +899,12 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count)
 
 int patcher__move_pc(struct patcher *p, int tid)
 {
-	return move_pc(p, p->pid, tid, true);
+	return move_pc(p, p->pid, tid, true, true);
+}
+
+int patcher__move_pc_at_exit(struct patcher *p, int tid)
+{
+	return move_pc(p, p->pid, tid, true, false);
 }
 
 /* --- removing ------------------------------------------------------------------------------ */
@@ -931,7 +959,7 @@ int patcher__remove(struct patcher *p, const int *tids, size_t ntids, const uint
 		struct user_regs_struct regs;
 		int r;
 
-		e = move_pc(p, p->pid, tids[t], true);
+		e = move_pc(p, p->pid, tids[t], true, true);
 		if (e >= 0)
 			continue;
 		err = err ? err : e;
@@ -977,7 +1005,7 @@ int patcher__unpatch_child(struct patcher *p, int child, int child_tid)
 	char path[64];
 	int mem, err;
 
-	err = move_pc(p, child, child_tid, false);
+	err = move_pc(p, child, child_tid, false, true);
 	if (err < 0)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", child);

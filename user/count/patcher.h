@@ -79,6 +79,12 @@ void patcher__set_atomic(struct patcher *p);
  * 0 when its pc was in no trampoline, or a negative errno with one line. */
 int patcher__move_pc(struct patcher *p, int tid);
 
+/* patcher__move_pc for a thread that cannot be stepped (at its PTRACE_EVENT_EXIT stop): at a
+ * clean offset it adds the pending count and sets rip to the original address (so the unwinder
+ * sees the original code) and returns 1; 0 when the pc is in no trampoline; -EAGAIN, nothing
+ * changed, at an offset that is not clean. */
+int patcher__move_pc_at_exit(struct patcher *p, int tid);
+
 /* For the unwinder: the original address of ADDR when ADDR is in an installed trampoline.
  * Returns 1 with *ORIG set (a clean offset), 0 with *ORIG = ADDR (in no trampoline), or
  * -EAGAIN with *ORIG the stretch's orig (an offset that is not clean: only near there). */

@@ -346,15 +346,15 @@ int probes__add_pid(struct probes *p, int pid)
 	return err;
 }
 
-int probes__watch(struct probes *p, const char *path, uint64_t file_offset)
+int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_offset)
 {
 	unsigned long off = file_offset;
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, opts, .offsets = &off, .cnt = 1);
 	struct bpf_link *l;
 	int err;
 
-	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_notify, p->bound_pid, path, NULL,
-					     &opts);
+	l = bpf_program__attach_uprobe_multi(p->skel->progs.ep_notify, pid > 0 ? pid : p->bound_pid,
+					     path, NULL, &opts);
 	if (!l) {
 		err = -errno;
 		pr_debug("cannot watch '%s' at %#llx: %s", path, (unsigned long long)file_offset,

@@ -68,7 +68,7 @@ int probes__add_pid(struct probes *p, int pid);
  * C++ unwinder in a shared library): a counted thread that reaches it is sent
  * EP_NOTIFY_SIGNAL, for its tracer to unwind it there. Returns 0 or a negative errno (at
  * debug level only: a function that cannot be watched is reported by the caller). */
-int probes__watch(struct probes *p, const char *path, uint64_t file_offset);
+int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_offset);
 
 /* Binds the links attached from now on to process PID (all its threads): the kernel installs
  * their probes in that process only, and neither other processes mapping the binary nor its

@@ -106,8 +106,8 @@ static int wait_stop(int tid)
 /* Resumes TID with REQ (PTRACE_CONT or PTRACE_SINGLESTEP) until it stops with a trap at an
  * address in [LO, HI] (*REGS then holds its registers), holding back other signals in
  * *HELD. A stop out of that range is an error (-EIO): the thread is not where it should be. */
-static int run_until_trap(int tid, int req, uint64_t lo, uint64_t hi,
-			  struct user_regs_struct *regs, uint64_t *held)
+static int run_until_trap(int tid, int req, uint64_t lo, uint64_t hi, struct user_regs_struct *regs,
+			  uint64_t *held)
 {
 	for (int detour = 0; detour < REMOTE_MAX_DETOURS; detour++) {
 		int sig;

@@ -931,7 +931,7 @@ static void early_place(struct tracer *t, int pid, const char *path, uint64_t va
 	}
 	t->early = vaddr + base - (load_vaddr & ~0xfffULL);
 	if (t->watching) {
-		if (t->hooks->watch(t->hooks->ctx, exe, t->hooks->early_offset)) {
+		if (t->hooks->watch(t->hooks->ctx, pid, exe, t->hooks->early_offset)) {
 			pr_debug("cannot watch the start instruction");
 			t->early = 0;
 		} else {
@@ -1446,7 +1446,7 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 			dup |= p->bps[i].addr == ss.addr[k];
 		if (!ss.addr[k] || dup)
 			continue;
-		if (!ss.offset[k] || hooks->watch(hooks->ctx, ss.path[k], ss.offset[k])) {
+		if (!ss.offset[k] || hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k])) {
 			pr_warn("cannot watch %s in '%s': frames it leaves are not followed",
 				bp_functions[k].name, ss.path[k]);
 			continue;

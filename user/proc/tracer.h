@@ -67,11 +67,15 @@ struct tracer_hooks {
 	/* tracer__attach only: called while every thread of the process is stopped, its
 	 * stacks unwound, right before it is let go (PID stops being counted). May be NULL. */
 	int (*stopping)(void *ctx, int pid);
-	/* tracer__attach only: watches the instruction at FILE_OFFSET of the object at PATH
-	 * (the entry of longjmp, pthread_exit or the C++ unwinder): a counted thread reaching it
-	 * must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h). Returns 0 when it will be. May be
-	 * NULL: such frames are then not followed. */
-	int (*watch)(void *ctx, const char *path, uint64_t file_offset);
+	/* Watches the instruction at FILE_OFFSET of the object at PATH (the entry of longjmp,
+	 * pthread_exit or the C++ unwinder; for tracer__run also the early stop) in process PID
+	 * only: a thread of PID reaching it must be sent EP_NOTIFY_SIGNAL (bpf/edgeprof.h), and
+	 * no other process may see the watch (a uprobe bound to PID: a process run under
+	 * valgrind elsewhere would take the int3 of a file-wide uprobe for its own). Returns 0
+	 * when it will be. tracer__attach: may be NULL, such frames are then not followed.
+	 * tracer__run: see early_offset; in a forked child nothing is watched (its longjmp,
+	 * pthread_exit and throws are not followed: a frame they skip shows as a violation). */
+	int (*watch)(void *ctx, int pid, const char *path, uint64_t file_offset);
 	/* Shared libraries profiled besides the binary, by lowercase hex build-id: frames in
 	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
 	const char *const *lib_ids;

@@ -283,9 +283,9 @@ bool session__patches(const struct session *s)
 	return s->patch != NULL;
 }
 
-int session__watch(struct session *s, const char *path, uint64_t file_offset)
+int session__watch(struct session *s, int pid, const char *path, uint64_t file_offset)
 {
-	return probes__watch(s->probes, path, file_offset);
+	return probes__watch(s->probes, pid, path, file_offset);
 }
 
 /* Attaches the loop probes of the binary (after its counting probes): instructions the

@@ -153,8 +153,9 @@ void session__forked(struct session *s, int child);
  * while every thread is held, and follows forks). */
 bool session__patches(const struct session *s);
 
-/* Watches the instruction at FILE_OFFSET of PATH (tracer_hooks.watch). */
-int session__watch(struct session *s, const char *path, uint64_t file_offset);
+/* Watches the instruction at FILE_OFFSET of PATH in process PID only (tracer_hooks.watch):
+ * the uprobe goes into that process's memory, no other process's. */
+int session__watch(struct session *s, int pid, const char *path, uint64_t file_offset);
 
 /* Frees everything S holds (probes detached). Safe on a zeroed or partly prepared S. */
 void session__release(struct session *s);
