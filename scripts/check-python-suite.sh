@@ -95,6 +95,7 @@ FAIL=0
 if [ "$ERC" -ne "$NRC" ]; then
 	echo "FAIL: exit status $ERC under edgeprof, $NRC natively" \
 		"(see $OUT/edgeprof.err, $OUT/edgeprof.log)"
+	grep -m 3 -E 'Fatal Python error|Segmentation|Aborted|Killed' "$OUT/edgeprof.err" || true
 	FAIL=1
 fi
 if ! "$EDGEPROF" report --json "$OUT/ep.data" >"$OUT/ep.json" 2>"$OUT/report.err"; then
@@ -114,7 +115,7 @@ grep '^diff ' "$OUT/compare.txt" | head -n 20 || true
 
 declare -A F
 while read -r k v; do
-	[ "$k" = diff ] || F[$k]=$v
+	[ "$k" = diff ] || [ "$k" = missing ] || F[$k]=$v
 done <"$OUT/compare.txt"
 RATIO=$(awk -v a="$NSECS" -v b="$ESECS" 'BEGIN { printf "%.2f", b / a }')
 VERDICT=PASS
@@ -165,7 +166,14 @@ if [ "$RESULTS" != - ]; then
 			echo
 			echo "Tests whose result differs:"
 			echo
-			grep '^diff ' "$OUT/compare.txt" | sed 's/^diff /- /'
+			grep '^diff ' "$OUT/compare.txt" | head -n 50 | sed 's/^diff /- /'
+		fi
+		if [ "$ERC" -ne "$NRC" ]; then
+			echo
+			echo "Under edgeprof the suite exited with status $ERC (natively $NRC):"
+			echo
+			grep -m 5 -E 'Fatal Python error|Segmentation|Aborted|Killed|^  File' \
+				"$OUT/edgeprof.err" | sed 's/^/    /' || true
 		fi
 	} >"$RESULTS"
 	echo "check-python-suite: wrote $RESULTS"
