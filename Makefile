@@ -5,6 +5,8 @@
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
 #   make check-distro  Debian's own /usr/bin programs checked block by block against callgrind
+#   make check-python  python3.11's own regression tests natively and under edgeprof run:
+#                   equal results, 0 violations (slow; root; libpython3.11-testsuite)
 #   make fuzz       run the fuzz targets for a bounded time
 #   make bench      benchmarks (not part of make test; bench/setup.sh installs BOLT first)
 
@@ -21,7 +23,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus check-distro fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-distro check-python fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -114,6 +116,10 @@ check-corpus: all $(ORACLES)
 
 check-distro: all $(ORACLES)
 	scripts/check-distro.sh
+
+# Non-interference on a test suite nobody here wrote (issue 14): not part of make test.
+check-python: all
+	scripts/check-python-suite.sh
 
 # --- fuzzing (clang libFuzzer with ASan/UBSan) --------------------------------------------
 FUZZ_CFLAGS := $(CSTD) -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
