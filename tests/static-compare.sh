@@ -102,7 +102,9 @@ if [ "$(id -u)" != 0 ]; then
 	[ "${CI:-}" = true ] && exit 1
 	exit 77
 fi
-"$EDGEPROF" -q run -o "$tmp/p.data" -- "$tmp/loops" >/dev/null 2>"$tmp/run.err"
+# Uprobes only: compare's placement table plans again with uprobe site classes (it does not
+# redo the in-process counters' window analysis), and checks that the recorded plan is its own.
+"$EDGEPROF" -q run --probes uprobe -o "$tmp/p.data" -- "$tmp/loops" >/dev/null 2>"$tmp/run.err"
 if [ ! -s "$tmp/p.data" ]; then
 	if grep -qi 'bpf' "$tmp/run.err"; then
 		echo "SKIP: edgeprof run: $(head -n 1 "$tmp/run.err")"
