@@ -145,17 +145,21 @@ rm -f "$tmp/pid"
 tpid=$!
 started+=("$tpid")
 wait_file "$tmp/pid" 30
-"$EDGEPROF" -q record -p "$tpid" -o "$tmp/rec.data" 2>"$tmp/rec.err" &
+"$EDGEPROF" record -p "$tpid" -o "$tmp/rec.data" 2>"$tmp/rec.err" &
 epid=$!
 started+=("$epid")
-sleep 0.8
-grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$tpid/status" 2>/dev/null && attached=1 || attached=0
+attached=0
+for ((i = 0; i < 600; i++)); do
+	grep -q 'attached to process' "$tmp/rec.err" 2>/dev/null && { attached=1; break; }
+	sleep 0.05
+done
+sleep 0.3
 kill -KILL "$epid"
 wait "$epid" 2>/dev/null
 wait "$tpid"
 rc=$?
 if [ "$attached" != 1 ]; then
-	bad "record -p: edgeprof had not attached after 0.8 s: $(head -c 300 "$tmp/rec.err")"
+	bad "record -p: edgeprof had not attached within 30 s: $(head -c 300 "$tmp/rec.err")"
 elif [ $rc = 0 ] && cmp -s "$tmp/native.out" "$tmp/rec.out"; then
 	ok "record -p: edgeprof SIGKILLed while attached, the program ran on to its native output (exit 0)"
 else
