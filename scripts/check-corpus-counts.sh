@@ -6,7 +6,8 @@
 #      (scripts/check-corpus.sh --callgrind-only, which reuses it while binary, inputs and
 #      command are unchanged, and re-runs callgrind otherwise);
 #   2. runs the workload natively and under `edgeprof run` (default placement), and with
-#      NAIVE=1 also under `edgeprof run --placement naive` (one single-stepped probe per block:
+#      UPROBE=1 also under `edgeprof run --probes uprobe` (the default counts in process where
+#      it can); NAIVE=1 also under `edgeprof run --placement naive` (one single-stepped probe per block:
 #      hours on these workloads, so not by default; the test programs check naive in
 #      `make test`), requiring the same stdout and exit status; these runs are made without
 #      address-space randomisation (setarch -R), as callgrind's are: lua5.4's string cache
@@ -93,9 +94,11 @@ for name in "${SELECTED[@]}"; do
 	native_rc=$rc
 	placements=(optimal)
 	[ "${NAIVE:-0}" = 1 ] && placements+=(naive)
+	[ "${UPROBE:-0}" = 1 ] && placements+=(uprobe)
 	for placement in "${placements[@]}"; do
 		pargs=()
 		[ "$placement" = naive ] && pargs=(--placement naive)
+		[ "$placement" = uprobe ] && pargs=(--probes uprobe)
 		data=$base.$placement.data
 		json=$base.$placement.json
 		rm -f "$data" "$json"
