@@ -812,26 +812,8 @@ static json_t *json_head(const struct profile *p)
 	jout_set(run, "seconds", json_real(p->seconds), &err);
 	jout_set(run, "unwind_failures", json_integer(p->unwind_failures), &err);
 	jout_set(run, "unmapped_frames", json_integer((json_int_t)p->unmapped_frames), &err);
-	if (p->nexecs) {
-		json_t *ex = json_array();
-
-		for (size_t i = 0; ex && i < p->nexecs; i++) {
-			const struct profile_exec *e = &p->execs[i];
-			json_t *x = json_object();
-
-			if (!x) {
-				err = -1;
-				break;
-			}
-			jout_set(x, "pid", json_integer(e->pid), &err);
-			jout_set(x, "main", json_boolean(e->main), &err);
-			jout_set(x, "at_s", json_real(e->at), &err);
-			jout_set(x, "path", e->path ? json_string(e->path) : json_null(), &err);
-			jout_set(x, "frames", json_boolean(e->frames), &err);
-			jout_push(ex, x, &err);
-		}
-		jout_set(run, "execs", ex, &err);
-	}
+	if (p->nexecs)
+		jout_set(run, "execs", profile_exec__json(p->execs, p->nexecs, &err), &err);
 	jout_set(o, "run", run, &err);
 	jout_set(pl, "mode", json_string(p->mode == PLACEMENT_NAIVE ? "naive" : "chords"), &err);
 	jout_set(pl, "chords_functions", json_integer(p->nchord_funcs), &err);

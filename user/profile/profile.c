@@ -40,6 +40,28 @@ static const char *const site_kind_names[] = {
 	[SITE_COUNT] = "count", [SITE_BRANCH] = "branch", [SITE_INDIRECT] = "indirect",
 };
 
+json_t *profile_exec__json(const struct profile_exec *execs, size_t n, int *err)
+{
+	json_t *ex = json_array();
+
+	for (size_t i = 0; ex && i < n; i++) {
+		const struct profile_exec *e = &execs[i];
+		json_t *o = json_object();
+
+		if (!o) {
+			*err = -1;
+			break;
+		}
+		jout_set(o, "pid", json_integer(e->pid), err);
+		jout_set(o, "main", json_boolean(e->main), err);
+		jout_set(o, "at_s", json_real(isfinite(e->at) && e->at > 0 ? e->at : 0.0), err);
+		jout_set(o, "path", e->path ? json_string(e->path) : json_null(), err);
+		jout_set(o, "frames", json_boolean(e->frames), err);
+		jout_push(ex, o, err);
+	}
+	return ex;
+}
+
 const char *profile__status_name(unsigned status)
 {
 	return status < 3 ? status_names[status] : "?";
@@ -256,27 +278,8 @@ static void write_header(struct writer *w)
 		} else {
 			jout_set(run, "mode", json_string("run"), &err);
 		}
-		if (in->nexecs) {
-			json_t *ex = json_array();
-
-			for (size_t i = 0; ex && i < in->nexecs; i++) {
-				const struct profile_exec *e = &in->execs[i];
-				json_t *o = json_object();
-
-				if (!o) {
-					err = -1;
-					break;
-				}
-				jout_set(o, "pid", json_integer(e->pid), &err);
-				jout_set(o, "main", json_boolean(e->main), &err);
-				jout_set(o, "at_s", json_real(isfinite(e->at) && e->at > 0 ? e->at : 0.0),
-					 &err);
-				jout_set(o, "path", e->path ? json_string(e->path) : json_null(), &err);
-				jout_set(o, "frames", json_boolean(e->frames), &err);
-				jout_push(ex, o, &err);
-			}
-			jout_set(run, "execs", ex, &err);
-		}
+		if (in->nexecs)
+			jout_set(run, "execs", profile_exec__json(in->execs, in->nexecs, &err), &err);
 	}
 	json_decref(argv);
 	if (!bin || !run || err) {

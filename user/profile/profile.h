@@ -146,6 +146,10 @@ struct profile_exec {
 	char *path;  /* the new executable, NULL when unknown */
 };
 
+/* The "execs" JSON array of EXECS[0, N) (run.execs), as the profile and `report --json`
+ * write it; NULL or a partial array with *ERR set when out of memory. */
+json_t *profile_exec__json(const struct profile_exec *execs, size_t n, int *err);
+
 /* What the writer reads: one run, its plan and its propagated counts. */
 struct profile_input {
 	const char *binary_path;             /* NULL: prog->img->path */
