@@ -35,20 +35,21 @@ trap 'rm -rf -- "${tmp:?}"' EXIT
 
 # bench.sh empties its work directory: it refuses one that is not below build/ nor in a
 # mktemp -d directory, and a non-empty one that is not a bench work directory. Probed with
-# EDGEPROF=/nonexistent, so that a work directory it accepted would still not be emptied (the
-# script stops at the missing edgeprof first); the decoys must keep their files.
+# EDGEPROF=$tmp/no-edgeprof (a path nothing creates; /nonexistent may exist on a machine), so
+# that a work directory it accepted would still not be emptied (the script stops at the missing
+# edgeprof first); the decoys must keep their files.
 mkdir -p "$tmp/decoy" && echo keep >"$tmp/decoy/file"
 outside=$(mktemp -d "${TMPDIR:-/tmp}/bench-decoy.XXXXXX") && chmod 755 "${outside:?}" &&
 	echo keep >"$outside/file"
 trap 'rm -rf -- "${tmp:?}" "${outside:?}"' EXIT
 for w in "$tmp/decoy" "$outside" "$outside/work" build "$PWD"; do
 	rc=0
-	EDGEPROF=/nonexistent BENCH_WORK=$w bench/bench.sh >"$tmp/out" 2>"$tmp/err" || rc=$?
+	EDGEPROF=$tmp/no-edgeprof BENCH_WORK=$w bench/bench.sh >"$tmp/out" 2>"$tmp/err" || rc=$?
 	{ [ "$rc" != 0 ] && grep -q "refusing BENCH_WORK='$w'" "$tmp/err"; } ||
 		fail "bench.sh did not refuse BENCH_WORK=$w (rc $rc): $(tail -1 "$tmp/err")"
 done
-EDGEPROF=/nonexistent BENCH_WORK="$tmp/decoy/new" bench/bench.sh >"$tmp/out" 2>"$tmp/err" || true
-grep -q 'nonexistent not found' "$tmp/err" || fail "bench.sh refused a new directory in its mktemp dir"
+EDGEPROF=$tmp/no-edgeprof BENCH_WORK="$tmp/decoy/new" bench/bench.sh >"$tmp/out" 2>"$tmp/err" || true
+grep -q 'no-edgeprof not found' "$tmp/err" || fail "bench.sh refused a new directory in its mktemp dir"
 [ "$(cat "$tmp/decoy/file" "$outside/file")" = "keep"$'\n'"keep" ] || fail "a decoy lost its file"
 echo "ok: bench.sh refuses work directories outside build/ or a mktemp -d directory, or not its own"
 

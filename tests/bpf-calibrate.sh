@@ -156,6 +156,15 @@ EDGEPROF_NO_CALIBRATE=1 XDG_CACHE_HOME=$tmp/optout "$EDGEPROF" run -o "$tmp/opto
 [ -e "$tmp/optout/edgeprof/site-costs.json" ] && fail "EDGEPROF_NO_CALIBRATE=1 calibrated"
 "$EDGEPROF" report "$tmp/optout.data" | grep -q "site costs (defaults, not calibrated)" ||
 	fail "opt-out: report does not say defaults"
+# A home directory that does not exist (HOME=/nonexistent, as system users have) is never
+# created: the run uses the default costs and says so.
+env -u EDGEPROF_NO_CALIBRATE -u XDG_CACHE_HOME HOME="$tmp/nohome" "$EDGEPROF" -v run \
+	-o "$tmp/nohome.data" -- "$tmp/loops" >/dev/null 2>"$tmp/nohome.err" ||
+	fail "run with a missing HOME failed: $(head -n 1 "$tmp/nohome.err")"
+[ -e "$tmp/nohome" ] && fail "run created the missing home directory $tmp/nohome"
+grep -q "no cache directory" "$tmp/nohome.err" || fail "missing HOME: no note on stderr"
+"$EDGEPROF" report "$tmp/nohome.data" | grep -q "site costs (defaults, not calibrated)" ||
+	fail "missing HOME: report does not say defaults"
 
 if [ $fails -gt 0 ]; then
 	echo "$fails failures"

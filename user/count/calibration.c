@@ -533,6 +533,13 @@ int calibration__ensure(struct site_costs *c)
 		pr_debug("%s is set: default probe costs are used", CALIBRATION_OPT_OUT_ENV);
 		return 0;
 	}
+	/* Nowhere to keep it (no home directory, e.g. HOME=/nonexistent): measuring on every
+	 * run would cost each run a second for nothing kept. */
+	if (calibration__path(path, sizeof(path))) {
+		pr_info("no cache directory (XDG_CACHE_HOME unset, no home directory): default "
+			"probe costs are used");
+		return 0;
+	}
 	/* Without BPF nothing can be measured; the caller's own attempt says why. */
 	{
 		int level = log__verbosity();

@@ -7,11 +7,13 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int xdg__path(char *buf, size_t len, const char *env, const char *dotdir, const char *file)
 {
 	const char *xdg = getenv(env), *home = getenv("HOME");
+	struct stat st;
 	int n;
 
 	/* XDG: a relative directory is invalid and ignored. */
@@ -23,7 +25,9 @@ int xdg__path(char *buf, size_t len, const char *env, const char *dotdir, const 
 
 			home = pw ? pw->pw_dir : NULL;
 		}
-		if (!home || home[0] != '/')
+		/* A home that does not exist (HOME=/nonexistent, the home of system users) is
+		 * no place to keep files: edgeprof never creates it. */
+		if (!home || home[0] != '/' || stat(home, &st) || !S_ISDIR(st.st_mode))
 			return -ENOENT;
 		n = snprintf(buf, len, "%s/%s/edgeprof/%s", home, dotdir, file);
 	}

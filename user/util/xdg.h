@@ -8,7 +8,8 @@
 
 /* Writes "$ENV/edgeprof/FILE" into BUF, or "$HOME/DOTDIR/edgeprof/FILE" when ENV (e.g.
  * "XDG_CACHE_HOME") is unset or not absolute (DOTDIR e.g. ".cache"; HOME from the password
- * database when unset). Returns 0, -ENOENT without a home directory, or -ENAMETOOLONG. */
+ * database when unset). Returns 0, -ENOENT without a home directory (or one that does not
+ * exist: it is never created), or -ENAMETOOLONG. */
 int xdg__path(char *buf, size_t len, const char *env, const char *dotdir, const char *file);
 
 #endif
