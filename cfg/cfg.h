@@ -46,6 +46,13 @@ enum insn_probe_class {
 	PROBE_CLASS_COUNT
 };
 
+/* Whether a site of class CLS counts in process (a patched jump to a trampoline), not with a
+ * uprobe. */
+static inline bool probe_class__in_process(unsigned cls)
+{
+	return cls == PROBE_PATCH || cls == PROBE_PATCH_FLAGS;
+}
+
 struct cfg_insn {
 	uint64_t addr;
 	uint8_t size;

@@ -23,12 +23,12 @@ struct site_costs {
  * and back). */
 void site_costs__defaults(struct site_costs *c);
 
-/* Cost of one hit of a probe on an instruction of class CLS (enum insn_probe_class);
- * a huge value for PROBE_NEVER. */
 /* Whether DATE is a plausible date of a calibration (1 to 31 characters of digits, '-',
  * ':', '.', 'T' and 'Z'), safe to write into JSON unescaped. */
 bool site_costs__date_ok(const char *date);
 
+/* Cost of one hit of a probe on an instruction of class CLS (enum insn_probe_class);
+ * a huge value for PROBE_NEVER. */
 double site_costs__of(const struct site_costs *c, unsigned cls);
 
 /* The cheapest way to count at instruction IN: a uprobe of its probe_class or, when BRANCH is

@@ -55,16 +55,21 @@ saved = json.load(open(sys.argv[2]))
 n = int(sys.argv[3])
 bad = []
 names = [c["class"] for c in out["classes"]]
-if names != ["nop5", "jcc", "push", "mov"]:
+if names != ["nop5", "jcc", "push", "mov", "patch", "patch-flags"]:
     bad.append("classes %s" % names)
+# The in-process counters run 100 N iterations (at least 2000000): a hit costs a few ns.
+pn = max(100 * n, 2000000)
+if out["patch_iterations"] != pn:
+    bad.append("patch_iterations %s, expected %d" % (out["patch_iterations"], pn))
 for c in out["classes"]:
-    if c["hits"] != n:
-        bad.append("%s: %s hits, expected %d" % (c["class"], c["hits"], n))
+    want = pn if c["class"].startswith("patch") else n
+    if c["hits"] != want:
+        bad.append("%s: %s hits, expected %d" % (c["class"], c["hits"], want))
     if not c["ns_per_hit"] > 0:
         bad.append("%s: cost %s not positive" % (c["class"], c["ns_per_hit"]))
     if c["runs"] != 3:
         bad.append("%s: %s runs" % (c["class"], c["runs"]))
-for k in ("stepped", "emulated", "nop5"):
+for k in ("stepped", "emulated", "nop5", "patch", "patch_flags"):
     if not out["site_costs"][k] > 0:
         bad.append("site cost %s" % k)
 if out["file"] != sys.argv[2]:
@@ -87,35 +92,48 @@ int main(void)
 	struct site_costs c;
 	int ret = calibration__load(&c);
 
-	printf("%d %d %.1f %.1f %.1f\n", ret, c.measured, c.ns[PROBE_STEPPED],
-	       c.ns[PROBE_EMULATED], c.ns[PROBE_NOP5]);
+	printf("%d %d %.1f %.1f %.1f %.1f %.1f\n", ret, c.measured, c.ns[PROBE_STEPPED],
+	       c.ns[PROBE_EMULATED], c.ns[PROBE_NOP5], c.ns[PROBE_PATCH],
+	       c.ns[PROBE_PATCH_FLAGS]);
 	return 0;
 }
 C
-gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/user/count/calibration.o build/user/util/xdg.o build/user/util/clock.o \
-	build/user/count/calibrate_target.o build/user/count/probes.o build/user/util/log.o \
+gcc -std=gnu11 -D_GNU_SOURCE -I. -Ibuild/bpf "$tmp/load.c" build/libuser.a \
 	build/libestimators.a build/libcfg.a -o "$tmp/load" -lbpf -lelf -ldw -lcapstone \
 	-ljansson -lm || { echo "FAIL: cannot build the calibration__load driver"; exit 1; }
 
 want=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["site_costs"]
-print("0 1 %.1f %.1f %.1f" % (c["stepped"], c["emulated"], c["nop5"]))' "$file")
+print("0 1 %.1f %.1f %.1f %.1f %.1f" % (c["stepped"], c["emulated"], c["nop5"], c["patch"],
+      c["patch_flags"]))' "$file")
 got=$(XDG_CACHE_HOME=$cache "$tmp/load" 2>"$tmp/err")
 [ "$got" = "$want" ] || fail "load: got '$got', expected '$want'"
 [ -s "$tmp/err" ] && fail "load printed: $(cat "$tmp/err")"
 
 got=$(XDG_CACHE_HOME=$tmp/none "$tmp/load" 2>"$tmp/err")
-[ "$got" = "0 0 9500.0 500.0 380.0" ] || fail "absent file: got '$got'"
+[ "$got" = "0 0 9500.0 500.0 380.0 10.0 20.0" ] || fail "absent file: got '$got'"
 [ -s "$tmp/err" ] && fail "absent file printed: $(cat "$tmp/err")"
+
+# A file from before the in-process classes were measured: its uprobe costs, the defaults of
+# the patched ones.
+mkdir -p "$tmp/old/edgeprof"
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+del c["site_costs"]["patch"], c["site_costs"]["patch_flags"]
+json.dump(c, open(sys.argv[2], "w"))' "$file" "$tmp/old/edgeprof/site-costs.json"
+want=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["site_costs"]
+print("0 1 %.1f %.1f %.1f 10.0 20.0" % (c["stepped"], c["emulated"], c["nop5"]))' "$file")
+got=$(XDG_CACHE_HOME=$tmp/old "$tmp/load" 2>"$tmp/err")
+[ "$got" = "$want" ] || fail "file without patch costs: got '$got', expected '$want'"
 
 mkdir -p "$tmp/bad/edgeprof"
 echo '{"version": 1, "site_costs": {"stepped": 5' >"$tmp/bad/edgeprof/site-costs.json"
 got=$(XDG_CACHE_HOME=$tmp/bad "$tmp/load" 2>"$tmp/err")
-[ "$got" = "-22 0 9500.0 500.0 380.0" ] || fail "invalid file: got '$got'"
+[ "$got" = "-22 0 9500.0 500.0 380.0 10.0 20.0" ] || fail "invalid file: got '$got'"
 grep -q "ignoring the calibration file" "$tmp/err" || fail "invalid file: no warning"
 
 sed 's/"kernel": "[^"]*"/"kernel": "0.0-other"/' "$file" >"$tmp/bad/edgeprof/site-costs.json"
 got=$(XDG_CACHE_HOME=$tmp/bad "$tmp/load" 2>"$tmp/err")
-[ "$got" = "-22 0 9500.0 500.0 380.0" ] || fail "other kernel: got '$got'"
+[ "$got" = "-22 0 9500.0 500.0 380.0 10.0 20.0" ] || fail "other kernel: got '$got'"
 grep -q "made on kernel 0.0-other" "$tmp/err" || fail "other kernel: no warning"
 
 # Automatic calibration by `run` when there is none (tests/run.sh opts out for the others).

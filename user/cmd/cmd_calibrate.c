@@ -28,11 +28,14 @@ static void calibrate_usage(FILE *out)
 	    out,
 	    "usage: edgeprof calibrate [--iterations N] [--repeat K] [--json]\n"
 	    "\n"
-	    "Measures the cost of one uprobe hit on this machine for each probe class: a\n"
-	    "5-byte nop (optimised uprobe), a conditional jump and a push (emulated by the\n"
-	    "kernel), and a mov (single-stepped). A built-in loop runs N times in a child\n"
-	    "process, K times with one probe and K times without; the cost is the difference\n"
-	    "of the median times divided by N, and every probed run must count exactly N hits.\n"
+	    "Measures the cost of one counter hit on this machine for each probe class: a\n"
+	    "uprobe on a 5-byte nop (optimised uprobe), on a conditional jump and a push\n"
+	    "(emulated by the kernel), and on a mov (single-stepped); and an in-process\n"
+	    "counter (a jump to a trampoline written into the process) where the flags are\n"
+	    "dead and where they must be saved. A built-in loop runs N times in a child\n"
+	    "process (100 N, at least 2000000, for the in-process counters), K times with\n"
+	    "one counter and K times without; the cost is the difference of the median times\n"
+	    "divided by the iterations, and every counted run must count one hit each.\n"
 	    "The result is saved to $XDG_CACHE_HOME/edgeprof/site-costs.json (default\n"
 	    "~/.cache/edgeprof/), where probe placement reads it. Without one, 'run' and\n"
 	    "'record' make a quick calibration once (about 1 s) unless EDGEPROF_NO_CALIBRATE=1.\n"
@@ -110,20 +113,28 @@ static int parse_args(int argc, char **argv, struct calibrate_opts *o)
 
 static void print_table(const struct calibration *c, const char *path)
 {
-	printf("%-6s %-24s %-9s %12s %10s %5s\n", "class", "probed instruction", "kind",
+	static const char *const kinds[] = {
+	    [PROBE_STEPPED] = "stepped", [PROBE_EMULATED] = "emulated", [PROBE_NOP5] = "nop5",
+	    [PROBE_NEVER] = "never",	 [PROBE_PATCH] = "patch",	[PROBE_PATCH_FLAGS] = "patch",
+	};
+
+	printf("%-11s %-40s %-9s %12s %10s %5s\n", "class", "counted instruction", "kind",
 	       "ns per hit", "hits", "runs");
 	for (int k = 0; k < CALIB_NCLASSES; k++) {
 		const struct calib_result *r = &c->classes[k];
-		static const char *const kinds[] = {"stepped", "emulated", "nop5"};
 
-		printf("%-6s %-24s %-9s %12.1f %10" PRIu64 " %5u\n", r->name, r->insn,
-		       kinds[r->probe_class], r->ns_per_hit, r->hits, r->runs);
+		printf("%-11s %-40s %-9s %12.1f %10" PRIu64 " %5u\n", r->name, r->insn,
+		       r->probe_class < PROBE_CLASS_COUNT ? kinds[r->probe_class] : "?",
+		       r->ns_per_hit, r->hits, r->runs);
 	}
-	printf("\nloop without probes: %.0f ns for %" PRIu64 " iterations (median of %u runs)\n",
-	       c->unprobed_ns, c->iterations, c->repeat * CALIB_NCLASSES);
-	printf("site costs: stepped %.1f ns, emulated %.1f ns, nop5 %.1f ns (kernel %s)\n",
+	printf("\nloop without counters: %.0f ns for %" PRIu64 " iterations (median of %u runs), "
+	       "%.0f ns for %" PRIu64 " (median of %u)\n",
+	       c->unprobed_ns, c->iterations, c->repeat * CALIB_NUPROBE, c->unpatched_ns,
+	       c->patch_iterations, c->repeat * (CALIB_NCLASSES - CALIB_NUPROBE));
+	printf("site costs: stepped %.1f ns, emulated %.1f ns, nop5 %.1f ns, patch %.1f ns, "
+	       "patch-flags %.1f ns (kernel %s)\n",
 	       c->costs.ns[PROBE_STEPPED], c->costs.ns[PROBE_EMULATED], c->costs.ns[PROBE_NOP5],
-	       c->kernel);
+	       c->costs.ns[PROBE_PATCH], c->costs.ns[PROBE_PATCH_FLAGS], c->kernel);
 	printf("saved to %s\n", path);
 }
 

@@ -544,6 +544,36 @@ static const char *fmt_ns(double ns, char *buf, size_t size)
 	return buf;
 }
 
+/* One line of the probes summary: the sites of one mechanism (IN_PROCESS: patched counters,
+ * else uprobes), per class, their hits and estimated time; nothing when it has no sites. */
+static void print_mechanism(FILE *out, const struct profile *p, bool in_process)
+{
+	uint64_t sites = 0, hits = 0;
+	double ns = 0;
+	char buf[32];
+	bool first = true;
+
+	for (unsigned k = 0; k < PROBE_CLASS_COUNT; k++) {
+		if (probe_class__in_process(k) != in_process)
+			continue;
+		sites += p->by_class[k].sites;
+		hits += p->by_class[k].hits;
+		ns += p->by_class[k].est_ns;
+	}
+	if (!sites)
+		return;
+	fprintf(out, "  %-12s %" PRIu64 " site%s (", in_process ? "in process:" : "uprobes:",
+		sites, sites == 1 ? "" : "s");
+	for (unsigned k = 0; k < PROBE_CLASS_COUNT; k++) {
+		if (probe_class__in_process(k) != in_process || !p->by_class[k].sites)
+			continue;
+		fprintf(out, "%s%s %" PRIu64, first ? "" : ", ", profile__class_name(k),
+			p->by_class[k].sites);
+		first = false;
+	}
+	fprintf(out, "), %" PRIu64 " hits, estimated %s\n", hits, fmt_ns(ns, buf, sizeof(buf)));
+}
+
 static int report_text(FILE *out, const struct profile *p, const char *file, size_t top)
 {
 	static const enum hot_kind kinds[] = { HOT_FUNCS, HOT_BLOCKS, HOT_EDGES };
@@ -578,13 +608,14 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
 			p->unwind_failures == 1 ? "" : "s");
 	fprintf(out, "placement:   %s; site costs (%s%s%s): stepped %.0f ns, emulated %.0f ns, "
-		"nop5 %.0f ns\n",
+		"nop5 %.0f ns, patch %.0f ns, patch-flags %.0f ns\n",
 		p->mode == PLACEMENT_NAIVE ? "naive (one probe per block)" :
 					     "chords (spanning tree)",
 		p->costs.measured ? "measured" : "defaults, not calibrated",
 		p->costs.measured && p->costs.date[0] ? " on " : "",
 		p->costs.measured ? p->costs.date : "", p->costs.ns[PROBE_STEPPED],
-		p->costs.ns[PROBE_EMULATED], p->costs.ns[PROBE_NOP5]);
+		p->costs.ns[PROBE_EMULATED], p->costs.ns[PROBE_NOP5], p->costs.ns[PROBE_PATCH],
+		p->costs.ns[PROBE_PATCH_FLAGS]);
 	fprintf(out, "functions:   %" PRIu32 " exact (chords), %" PRIu32
 		" with block counters (naive), %" PRIu32 " excluded%s\n",
 		p->nchord_funcs, p->nnaive_funcs, p->nexcluded_funcs,
@@ -597,9 +628,11 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 		fprintf(out, "unwinding:   %" PRIu64 " unwound frame%s outside every recovered "
 			"block\n", p->unmapped_frames, p->unmapped_frames == 1 ? " was" : "s were");
 	fprintf(out, "probes:      %zu site%s, %" PRIu64 " hit, %" PRIu64
-		" hits in total, estimated trap time %s\n",
+		" hits in total, estimated counting time %s\n",
 		p->nsites, p->nsites == 1 ? "" : "s", p->sites_hit, p->hits,
 		fmt_ns(p->est_trap_ns, buf, sizeof(buf)));
+	print_mechanism(out, p, true);
+	print_mechanism(out, p, false);
 	fprintf(out, "naive:       one probe per block would have taken %" PRIu64 " hits",
 		p->naive_hits);
 	if (p->hits)
@@ -823,6 +856,8 @@ static json_t *json_head(const struct profile *p)
 		jout_set(costs, "stepped", json_real(p->costs.ns[PROBE_STEPPED]), &err);
 		jout_set(costs, "emulated", json_real(p->costs.ns[PROBE_EMULATED]), &err);
 		jout_set(costs, "nop5", json_real(p->costs.ns[PROBE_NOP5]), &err);
+		jout_set(costs, "patch", json_real(p->costs.ns[PROBE_PATCH]), &err);
+		jout_set(costs, "patch_flags", json_real(p->costs.ns[PROBE_PATCH_FLAGS]), &err);
 		jout_set(costs, "source", json_string(p->costs.measured ? "measured" : "defaults"),
 			 &err);
 		jout_set(costs, "date", p->costs.measured && p->costs.date[0] ?
@@ -902,8 +937,21 @@ static int report_json(FILE *out, const struct profile *p)
 	}
 	fprintf(out,
 		"\n],\n\"probes\":{\"sites\":%zu,\"hits\":%" PRIu64 ",\"sites_hit\":%" PRIu64
-		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64,
-		p->nsites, p->hits, p->sites_hit, p->est_trap_ns, p->naive_hits, p->nviolations);
+		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 ",\"classes\":{",
+		p->nsites, p->hits, p->sites_hit, p->est_trap_ns, p->naive_hits);
+	for (unsigned k = 0, n = 0; k < PROBE_CLASS_COUNT; k++) {
+		const struct profile_class_total *c = &p->by_class[k];
+
+		if (!c->sites)
+			continue;
+		fprintf(out,
+			"%s\"%s\":{\"mechanism\":\"%s\",\"sites\":%" PRIu64 ",\"hits\":%" PRIu64
+			",\"est_ns\":%.17g}",
+			n++ ? "," : "", profile__class_name(k),
+			probe_class__in_process(k) ? "in-process" : "uprobe", c->sites, c->hits,
+			c->est_ns);
+	}
+	fprintf(out, "}},\n\"violations\":%" PRIu64, p->nviolations);
 	/* Libraries profiled with the binary: each a report of its own. */
 	if (p->nlibs)
 		fputs(",\n\"libraries\":[", out);

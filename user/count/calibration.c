@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bpf/edgeprof.h"
+#include "user/count/calibrate_patch.h"
 #include "user/util/clock.h"
 #include "user/util/log.h"
 #include "user/util/xdg.h"
@@ -39,13 +40,21 @@ static const struct calib_class_def {
     [CALIB_JCC] = {"jcc", "jz rel8 (branch site)", PROBE_EMULATED, ep_calib_jcc},
     [CALIB_PUSH] = {"push", "push %rbx", PROBE_EMULATED, ep_calib_push},
     [CALIB_MOV] = {"mov", "mov %rdx,%rax", PROBE_STEPPED, ep_calib_mov},
+    [CALIB_PATCH] = {"patch", "nopl 0x0(%rax,%rax,1), flags dead", PROBE_PATCH, ep_calib_patch},
+    [CALIB_PATCH_FLAGS] = {"patch-flags", "mov %rdx,%rax; xchg %ax,%ax, flags live",
+			   PROBE_PATCH_FLAGS, ep_calib_patch_flags},
 };
 
+/* Names of the classes in the file's "probe_class" and "site_costs". */
 static const char *const probe_class_names[] = {
-    [PROBE_STEPPED] = "stepped",
-    [PROBE_EMULATED] = "emulated",
-    [PROBE_NOP5] = "nop5",
+    [PROBE_STEPPED] = "stepped", [PROBE_EMULATED] = "emulated",	 [PROBE_NOP5] = "nop5",
+    [PROBE_NEVER] = NULL,	 [PROBE_PATCH] = "patch",	 [PROBE_PATCH_FLAGS] = "patch_flags",
 };
+
+/* The patched classes' iterations: a hit costs a few ns, so many more than a uprobe's (whose
+ * hit costs hundreds) to rise above the noise; at least a few ms of loop. */
+#define PATCH_ITERATIONS_FACTOR 100
+#define PATCH_MIN_ITERATIONS 2000000
 
 /* The file offset of ADDR in its mapping of this executable, from /proc/self/maps. */
 static int file_offset_of(const void *addr, uint64_t *off)
@@ -85,15 +94,43 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Runs the target for N iterations in a child; when P is not NULL, the child is counted by
- * P before its loop starts. Stores the loop's time in *NS. Returns 0 or -1 (reported). */
-static int run_target(struct probes *p, uint64_t n, double *ns)
+/* How a run's target is counted before its loop starts: by the probes P, or (CLS a patched
+ * class) by a patched counter in CP; neither when P is NULL and CP is NULL. */
+struct counting {
+	struct probes *p;
+	struct calibrate_patch *cp;
+	enum calib_class cls;
+	const char *exe; /* with CP: this executable's real path */
+};
+
+/* Reads from FD into BUF (SIZE > 0 bytes, NUL-terminated) until a newline (ONE_LINE) or the
+ * end. Returns the length. */
+static size_t read_out(int fd, char *buf, size_t size, bool one_line)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	while (len < size - 1 && (!one_line || !memchr(buf, '\n', len)) &&
+	       (r = read(fd, buf + len, one_line ? 1 : size - 1 - len)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* Runs the target for N iterations in a child, counted as C says (C may be NULL) from the
+ * moment it is ready. Stores the loop's time in *NS. Returns 0 or -1 (reported). */
+static int run_target(const struct counting *c, uint64_t n, double *ns)
 {
 	int go[2] = {-1, -1}, out[2] = {-1, -1}, status, ret = -1;
 	char nbuf[32], buf[64];
 	char *argv[] = {"edgeprof", "-q", "calibrate", "--target-loop", nbuf, NULL};
-	size_t len = 0;
-	ssize_t r;
+	bool counted = true;
 	pid_t pid;
 
 	snprintf(nbuf, sizeof(nbuf), "%" PRIu64, n);
@@ -115,7 +152,17 @@ static int run_target(struct probes *p, uint64_t n, double *ns)
 	close(go[0]);
 	close(out[1]);
 	go[0] = out[1] = -1;
-	if (p && probes__add_pid(p, pid)) {
+	/* Counted once it has executed this binary and is about to wait for "go". */
+	if (strcmp((read_out(out[0], buf, sizeof(buf), true), buf), "ready\n")) {
+		pr_err("the calibration target did not start");
+		counted = false;
+	} else if (c && c->p) {
+		counted = !probes__add_pid(c->p, pid);
+	} else if (c && c->cp) {
+		counted = !calibrate_patch__install(c->cp, pid, c->exe, class_defs[c->cls].label,
+						    c->cls == CALIB_PATCH_FLAGS);
+	}
+	if (!counted) {
 		kill(pid, SIGKILL);
 	} else if (write(go[1], "g", 1) != 1) {
 		pr_err("cannot start the calibration target: %s", strerror(errno));
@@ -123,21 +170,15 @@ static int run_target(struct probes *p, uint64_t n, double *ns)
 	}
 	close(go[1]);
 	go[1] = -1;
-	while (len < sizeof(buf) - 1 && (r = read(out[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		len += r;
-	}
-	buf[len] = '\0';
+	read_out(out[0], buf, sizeof(buf), false);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			pr_err("cannot wait for the calibration target: %s", strerror(errno));
 			goto close_fds;
 		}
 	}
+	if (!counted)
+		goto close_fds;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || sscanf(buf, "%lf", ns) != 1) {
 		if (WIFSIGNALED(status))
 			pr_err("the calibration target was killed by signal %d", WTERMSIG(status));
@@ -183,7 +224,7 @@ static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint6
 		return err;
 	err = probes__attach(p, exe, &off, &cookie, 1);
 	if (!err)
-		err = run_target(p, n, ns) ? -EIO : 0;
+		err = run_target(&(struct counting){.p = p}, n, ns) ? -EIO : 0;
 	if (!err)
 		err = probes__read(p, counts);
 	probes__close(p);
@@ -204,6 +245,26 @@ static int probed_run(enum calib_class cls, const char *exe, uint64_t off, uint6
 	return 0;
 }
 
+/* One patched run of class CLS: the target (EXE) gets one in-process counter on its window,
+ * which must count N hits. */
+static int patched_run(enum calib_class cls, const char *exe, uint64_t n, double *ns)
+{
+	struct calibrate_patch cp = {0};
+	uint64_t hits;
+	int err;
+
+	err = run_target(&(struct counting){.cp = &cp, .cls = cls, .exe = exe}, n, ns) ? -EIO : 0;
+	hits = calibrate_patch__hits(&cp);
+	calibrate_patch__close(&cp);
+	if (!err && hits != n) {
+		pr_err("patched counter on %s counted %" PRIu64 " hits, expected %" PRIu64
+		       ": counts are not exact",
+		       class_defs[cls].insn, hits, n);
+		err = -EPROTO;
+	}
+	return err;
+}
+
 static void fill_identity(struct calibration *c)
 {
 	struct utsname u;
@@ -220,18 +281,22 @@ static void fill_identity(struct calibration *c)
 
 int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat)
 {
-	double *unprobed, *probed[CALIB_NCLASSES] = {NULL}, warmup;
+	double *unprobed, *unpatched, *probed[CALIB_NCLASSES] = {NULL}, warmup;
 	uint64_t offs[CALIB_NCLASSES];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
 	struct probes *p;
 	char exe[PATH_MAX];
-	size_t nunprobed = 0;
+	size_t nunprobed = 0, nunpatched = 0;
 	ssize_t len;
 	int err = -ENOMEM;
 
 	memset(c, 0, sizeof(*c));
 	c->iterations = iterations;
 	c->repeat = repeat;
+	c->patch_iterations = iterations * PATCH_ITERATIONS_FACTOR;
+	if (c->patch_iterations < PATCH_MIN_ITERATIONS ||
+	    c->patch_iterations / PATCH_ITERATIONS_FACTOR != iterations)
+		c->patch_iterations = PATCH_MIN_ITERATIONS;
 	fill_identity(c);
 	if (!iterations || !repeat)
 		return -EINVAL;
@@ -259,11 +324,14 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	probes__close(p);
 
 	unprobed = calloc((size_t)repeat * CALIB_NCLASSES, sizeof(*unprobed));
+	unpatched = calloc((size_t)repeat * CALIB_NCLASSES, sizeof(*unpatched));
 	for (int k = 0; k < CALIB_NCLASSES; k++)
 		probed[k] = calloc(repeat, sizeof(double));
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (!unprobed || !probed[CALIB_NOP5] || !probed[CALIB_JCC] || !probed[CALIB_PUSH] ||
-	    !probed[CALIB_MOV]) {
+	err = 0;
+	for (int k = 0; k < CALIB_NCLASSES; k++)
+		err = err || !probed[k];
+	if (err || !unprobed || !unpatched) {
 		pr_err("out of memory");
 		err = -ENOMEM;
 		goto out;
@@ -273,27 +341,36 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	for (unsigned r = 0; !err && r < repeat; r++) {
 		pr_info("calibration round %u of %u", r + 1, repeat);
 		for (int k = 0; !err && k < CALIB_NCLASSES; k++) {
-			err = run_target(NULL, iterations, &unprobed[nunprobed]) ? -EIO : 0;
+			bool patch = k >= CALIB_NUPROBE;
+			uint64_t n = patch ? c->patch_iterations : iterations;
+
+			err = run_target(NULL, n, patch ? &unpatched[nunpatched++] :
+							  &unprobed[nunprobed++]) ?
+				      -EIO :
+				      0;
 			if (err)
 				break;
-			nunprobed++;
-			err = probed_run(k, exe, offs[k], iterations, &probed[k][r]);
+			err = patch ? patched_run(k, exe, n, &probed[k][r]) :
+				      probed_run(k, exe, offs[k], n, &probed[k][r]);
 		}
 	}
 	if (err)
 		goto out;
 
 	c->unprobed_ns = median(unprobed, nunprobed);
+	c->unpatched_ns = median(unpatched, nunpatched);
 	for (int k = 0; k < CALIB_NCLASSES; k++) {
 		struct calib_result *res = &c->classes[k];
+		bool patch = k >= CALIB_NUPROBE;
 
 		res->name = class_defs[k].name;
 		res->insn = class_defs[k].insn;
 		res->probe_class = class_defs[k].probe_class;
 		res->probed_ns = median(probed[k], repeat);
-		res->hits = iterations;
+		res->hits = patch ? c->patch_iterations : iterations;
 		res->runs = repeat;
-		res->ns_per_hit = (res->probed_ns - c->unprobed_ns) / (double)iterations;
+		res->ns_per_hit = (res->probed_ns - (patch ? c->unpatched_ns : c->unprobed_ns)) /
+				  (double)res->hits;
 		if (!(res->ns_per_hit > 0)) {
 			pr_err("the cost of a probe on %s is not measurable (%.1f ns per hit): too "
 			       "much noise; try more --iterations or --repeat",
@@ -307,12 +384,15 @@ int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat
 	c->costs.ns[PROBE_EMULATED] =
 	    (c->classes[CALIB_JCC].ns_per_hit + c->classes[CALIB_PUSH].ns_per_hit) / 2;
 	c->costs.ns[PROBE_STEPPED] = c->classes[CALIB_MOV].ns_per_hit;
+	c->costs.ns[PROBE_PATCH] = c->classes[CALIB_PATCH].ns_per_hit;
+	c->costs.ns[PROBE_PATCH_FLAGS] = c->classes[CALIB_PATCH_FLAGS].ns_per_hit;
 	c->costs.measured = true;
 	snprintf(c->costs.date, sizeof(c->costs.date), "%s", c->date);
 	err = 0;
 out:
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	free(unprobed);
+	free(unpatched);
 	for (int k = 0; k < CALIB_NCLASSES; k++)
 		free(probed[k]);
 	return err;
@@ -341,6 +421,8 @@ json_t *calibration__to_json(const struct calibration *c)
 	json_object_set_new(o, "iterations", json_integer((json_int_t)c->iterations));
 	json_object_set_new(o, "repeat", json_integer(c->repeat));
 	json_object_set_new(o, "unprobed_ns", json_ns(c->unprobed_ns));
+	json_object_set_new(o, "patch_iterations", json_integer((json_int_t)c->patch_iterations));
+	json_object_set_new(o, "unpatched_ns", json_ns(c->unpatched_ns));
 	for (int k = 0; k < CALIB_NCLASSES; k++) {
 		const struct calib_result *res = &c->classes[k];
 		json_t *e = json_object();
@@ -358,8 +440,9 @@ json_t *calibration__to_json(const struct calibration *c)
 		json_array_append_new(classes, e);
 	}
 	json_object_set_new(o, "classes", classes);
-	for (unsigned k = 0; k < PROBE_NEVER; k++)
-		json_object_set_new(costs, probe_class_names[k], json_ns(c->costs.ns[k]));
+	for (unsigned k = 0; k < PROBE_CLASS_COUNT; k++)
+		if (probe_class_names[k])
+			json_object_set_new(costs, probe_class_names[k], json_ns(c->costs.ns[k]));
 	json_object_set_new(o, "site_costs", costs);
 	return o;
 }
@@ -487,6 +570,10 @@ int calibration__load(struct site_costs *c)
 	costs = json_object_get(o, "site_costs");
 	for (unsigned k = 0; k < PROBE_NEVER; k++)
 		ok = ok && read_cost(costs, probe_class_names[k], &m.ns[k]);
+	/* A file from before the patched classes were measured: their defaults. */
+	if (ok && json_object_get(costs, "patch"))
+		ok = read_cost(costs, "patch", &m.ns[PROBE_PATCH]) &&
+		     read_cost(costs, "patch_flags", &m.ns[PROBE_PATCH_FLAGS]);
 	if (!json_is_integer(json_object_get(o, "version")) ||
 	    json_integer_value(json_object_get(o, "version")) != CALIBRATION_VERSION || !ok) {
 		pr_warn("ignoring the calibration file '%s': not a version %d calibration with "
@@ -565,9 +652,9 @@ int calibration__ensure(struct site_costs *c)
 		return err;
 	}
 	*c = cal.costs;
-	pr_info("probe costs measured in %.2f s (stepped %.0f ns, emulated %.0f ns, nop5 %.0f ns), "
-		"stored in '%s'",
+	pr_info("probe costs measured in %.2f s (stepped %.0f ns, emulated %.0f ns, nop5 %.0f ns, "
+		"patch %.1f ns, patch-flags %.1f ns), stored in '%s'",
 		now_seconds() - t0, c->ns[PROBE_STEPPED], c->ns[PROBE_EMULATED],
-		c->ns[PROBE_NOP5], path);
+		c->ns[PROBE_NOP5], c->ns[PROBE_PATCH], c->ns[PROBE_PATCH_FLAGS], path);
 	return 0;
 }

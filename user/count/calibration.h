@@ -1,13 +1,16 @@
 /*
- * Calibration: what one uprobe hit costs on this machine for each probe class, measured by
+ * Calibration: what one counter hit costs on this machine for each probe class (uprobes, and
+ * in-process counters: calibrate_patch.h), measured by
  * `edgeprof calibrate` on a built-in loop (calibrate_target.c) and kept in
  * $XDG_CACHE_HOME/edgeprof/site-costs.json (default ~/.cache/edgeprof/), from which
  * placement's site costs are loaded. The file's JSON is also what `calibrate --json` prints:
  *   { "version": 1, "kernel": uname -r, "machine": uname -m, "date": ISO 8601 UTC,
  *     "iterations": N, "repeat": K, "unprobed_ns": median loop time without probes,
+ *     "patch_iterations": M, "unpatched_ns": median loop time of M iterations unpatched,
  *     "classes": [ { "class", "insn", "probe_class", "ns_per_hit", "hits", "runs",
  *                    "probed_ns" }, ... ],
- *     "site_costs": { "stepped", "emulated", "nop5" } }   (ns per hit)
+ *     "site_costs": { "stepped", "emulated", "nop5", "patch", "patch_flags" } }
+ *   (ns per hit; a file without "patch" and "patch_flags" gives their defaults)
  */
 #ifndef EDGEPROF_USER_CALIBRATION_H
 #define EDGEPROF_USER_CALIBRATION_H
@@ -25,6 +28,9 @@ enum calib_class {
 	CALIB_JCC,	/* jz rel8, as a branch site: PROBE_EMULATED */
 	CALIB_PUSH,	/* push %rbx: PROBE_EMULATED */
 	CALIB_MOV,	/* mov %rdx,%rax: PROBE_STEPPED */
+	CALIB_NUPROBE,	/* the classes above are uprobes, those below in-process counters */
+	CALIB_PATCH = CALIB_NUPROBE, /* a window with the flags dead: PROBE_PATCH */
+	CALIB_PATCH_FLAGS,	     /* a window with the flags live: PROBE_PATCH_FLAGS */
 	CALIB_NCLASSES,
 };
 
@@ -42,6 +48,9 @@ struct calibration {
 	uint64_t iterations;
 	unsigned repeat;
 	double unprobed_ns; /* median loop time without probes */
+	/* The patched classes' runs: more iterations (a hit costs a few ns, not hundreds). */
+	uint64_t patch_iterations;
+	double unpatched_ns; /* median loop time of patch_iterations without a patch */
 	struct calib_result classes[CALIB_NCLASSES];
 	struct site_costs costs; /* per probe class; emulated = mean of jcc and push */
 	char kernel[65], machine[65], date[32];
@@ -59,19 +68,23 @@ struct calibration {
 #define CALIBRATION_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(12))
 
 /* The loop of calibrate_target.c: runs N > 0 iterations. Its global labels ep_calib_nop5,
- * ep_calib_jcc, ep_calib_push and ep_calib_mov mark the instructions probed. */
+ * ep_calib_jcc, ep_calib_push and ep_calib_mov mark the instructions probed, ep_calib_patch
+ * and ep_calib_patch_flags the 5-byte windows patched. */
 void ep_calib_loop(uint64_t n);
-extern const char ep_calib_nop5[], ep_calib_jcc[], ep_calib_push[], ep_calib_mov[];
+extern const char ep_calib_nop5[], ep_calib_jcc[], ep_calib_push[], ep_calib_mov[],
+    ep_calib_patch[], ep_calib_patch_flags[];
 
-/* The hidden target mode (`edgeprof calibrate --target-loop N`): waits for one byte on
- * stdin, runs ep_calib_loop(N) and prints the loop's wall-clock time in ns on stdout.
- * Returns the exit status. */
+/* The hidden target mode (`edgeprof calibrate --target-loop N`): prints "ready" on stdout,
+ * waits for one byte on stdin, runs ep_calib_loop(N) and prints the loop's wall-clock time in
+ * ns on stdout. Returns the exit status. */
 int calibrate_target__run(uint64_t n);
 
 /* Measures every class of C->classes: REPEAT rounds, each running, per class, the target
  * (re-executed from /proc/self/exe) once without probes and once with one probe on the
- * class's instruction; the cost is the difference of the medians divided by ITERATIONS.
- * Fails unless every probed run counted exactly ITERATIONS hits. Returns 0, or a negative
+ * class's instruction (a uprobe, or a patched in-process counter); the cost is the difference
+ * of the medians divided by the iterations: ITERATIONS for uprobes, C->patch_iterations
+ * (more) for patched counters. Fails unless every probed run counted exactly one hit per
+ * iteration. Returns 0, or a negative
  * errno after reporting the failure (-EPERM & co. from probes__open when BPF is
  * unavailable). */
 int calibration__run(struct calibration *c, uint64_t iterations, unsigned repeat);

@@ -85,7 +85,7 @@ int patch_backend__classify(struct patch_backend *b, unsigned index, struct cfg_
 
 static bool patch_counts_class(unsigned cls)
 {
-	return cls == PROBE_PATCH || cls == PROBE_PATCH_FLAGS;
+	return probe_class__in_process(cls);
 }
 
 /* The run-time range [*LO, *HI) of O's executable segments. */

@@ -1825,6 +1825,10 @@ static int read_site(struct reader *r, json_t *o, size_t s, struct profile_site 
 			     ps->hits, hits);
 	p->sites_hit += hits != 0;
 	p->est_trap_ns += (double)hits * site_costs__of(&p->costs, ps->probe_class);
+	p->by_class[ps->probe_class].sites++;
+	p->by_class[ps->probe_class].hits += hits;
+	p->by_class[ps->probe_class].est_ns +=
+		(double)hits * site_costs__of(&p->costs, ps->probe_class);
 	return 0;
 }
 

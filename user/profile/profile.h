@@ -317,6 +317,11 @@ struct profile {
 	/* Summary. */
 	uint64_t hits, sites_hit, naive_hits;
 	double est_trap_ns;
+	/* The same per site class (enum insn_probe_class): which mechanism counted what. */
+	struct profile_class_total {
+		uint64_t sites, hits;
+		double est_ns;
+	} by_class[PROBE_CLASS_COUNT];
 	uint64_t nviolations;
 	bool has_loop_stats;   /* a "loop_stats" key: the run measured loop trip counts */
 	struct profile_loop_summary loop_stats;
