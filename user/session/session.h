@@ -47,6 +47,7 @@ struct session_object {
 	struct cfg_program prog;
 	struct placement pl;
 	struct placement_options popt;
+	struct cfg_longjmp lj; /* its longjmp pseudo-edges (popt.longjmp) */
 	struct run_weights rw;
 	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
 	uint32_t capacity;
