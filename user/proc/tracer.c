@@ -85,6 +85,9 @@ struct proc {
 			* not the profiled program any more, its frames are not followed */
 	struct bp bps[MAX_BPS];
 	int nbps;
+	/* With hooks->lazy_longjmp: it caught a signal, so the longjmp family is watched (or
+	 * will be at the early stop); before that only the other functions are. */
+	bool longjmp_needed;
 	Dwfl *dwfl; /* its modules and unwinding state, reused until an address is unknown */
 };
 
@@ -1037,6 +1040,7 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 }
 
 static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig);
 
 /* The one-shot early stop (see tracer_hooks.early_stop), watched (the thread has run the
  * watched instruction): watches the process's library functions, the C library being loaded
@@ -1451,8 +1455,12 @@ static void event_loop(struct tracer *t)
 			}
 			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
 			 * siginfo cannot be read: resume it (job control is not honoured). */
-			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL)
+			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL) {
 				inject = sig;
+				longjmp_watch_on_signal(t, task_find(t, tid) ? task_find(t, tid)->tgid
+									    : tid,
+							sig);
+			}
 		}
 	resume:
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
@@ -1610,6 +1618,9 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 	for (int k = 0; k < NSEARCH && p->nbps < MAX_BPS; k++) {
 		bool dup = false;
 
+		if (bp_functions[k].kind == BP_LONGJMP && hooks->lazy_longjmp && t->watching &&
+		    !p->longjmp_needed)
+			continue; /* until it catches a signal (longjmp_watch_on_signal) */
 		for (int i = 0; i < p->nbps; i++)
 			dup |= p->bps[i].addr == ss.addr[k];
 		if (!ss.addr[k] || dup)
@@ -1624,6 +1635,44 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
+}
+
+/* Whether process TGID catches signal SIG (its SigCgt mask in /proc; true when unknown). */
+static bool signal_caught(int tgid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return sig < 1 || sig > 64 || ((mask >> (sig - 1)) & 1);
+}
+
+/* With hooks->lazy_longjmp: signal SIG is about to be delivered to a thread of TGID; when
+ * the process catches it, the longjmp family is watched from now on (before the handler
+ * runs), since the handler may longjmp out of frames stopped at any instruction. */
+static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig)
+{
+	struct proc *p;
+
+	if (!t->watching || !t->hooks || !t->hooks->lazy_longjmp || !sig)
+		return;
+	p = proc_find(t, tgid);
+	if (!p || p->longjmp_needed || p->replaced || !signal_caught(tgid, sig))
+		return;
+	p->longjmp_needed = true;
+	t->res->nlazy_watches++;
+	pr_debug("process %d catches signal %d: watching the longjmp family from now on", tgid,
+		 sig);
+	if (p->tried)
+		watch_install(t, tgid, t->hooks);
 }
 
 /* Records TID, a thread created by a traced one (the kernel attached it). NULL when out of

@@ -1114,3 +1114,11 @@ void session__release(struct session *s)
 	loop_probes__free(&s->loops);
 	s->loop_stats = false;
 }
+
+bool session__longjmp_lazy(const struct session *s)
+{
+	for (size_t k = 0; k < s->nobjs; k++)
+		if (!s->objs[k].lj.active)
+			return false;
+	return s->nobjs > 0;
+}
