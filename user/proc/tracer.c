@@ -52,6 +52,10 @@ struct task {
 	/* Its last call of execve or execveat (BP_EXEC): the frames active then, kept until
 	 * the exec succeeds (PTRACE_EVENT_EXEC), and the unwinding failures it had. */
 	bool exec_called;
+	/* The last signal delivered to it was a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL or
+	 * SIGTRAP raised by an instruction): the interrupted instruction had started, so a
+	 * probe on it fired (else it was interrupted before it: see longjmp_hit). */
+	bool last_sig_fault;
 	struct frame_event *exec_frames;
 	size_t nexec_frames;
 	unsigned exec_failures;
@@ -822,6 +826,18 @@ static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 	for (size_t i = 0; i < c.n; i++) {
 		const struct frame_rec *f = &c.v[i];
 
+		if (f->in_binary && f->activation && i > 0 && f->rsp < land_rsp) {
+			/* A frame a signal interrupted, left by its handler's longjmp where it
+			 * stopped (before that instruction unless the signal was its fault). */
+			struct task *tk = task_find(t, tid);
+			struct frame_event ev = { .vaddr = f->vaddr, .kind = FRAME_EXIT,
+						  .activation = 1,
+						  .pending = !(tk && tk->last_sig_fault),
+						  .obj = f->obj, .tid = tid, .tgid = tgid };
+
+			add_event(t, &ev);
+			continue;
+		}
 		if (!f->in_binary || f->activation)
 			continue;
 		if (f->rsp < land_rsp) {
@@ -1456,7 +1472,14 @@ static void event_loop(struct tracer *t)
 			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
 			 * siginfo cannot be read: resume it (job control is not honoured). */
 			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL) {
+				struct task *tk = task_find(t, tid);
+
 				inject = sig;
+				if (tk)
+					tk->last_sig_fault = (sig == SIGSEGV || sig == SIGBUS ||
+							      sig == SIGFPE || sig == SIGILL ||
+							      sig == SIGTRAP) &&
+							     si.si_code > 0 && si.si_code != SI_KERNEL;
 				longjmp_watch_on_signal(t, task_find(t, tid) ? task_find(t, tid)->tgid
 									    : tid,
 							sig);
