@@ -85,16 +85,24 @@ static long func_at(const struct cfg_program *prog, uint64_t addr)
 	return lo < prog->nfuncs && prog->funcs[lo].entry == addr ? (long)lo : -1;
 }
 
-/* Whether call C may end in a longjmp, given what is known of the functions so far (MAY). */
+/* Whether PROG defines a function named NAME (NAMES: its function names, sorted). */
+static bool defines(const char *const *names, size_t n, const char *name)
+{
+	return name && n && bsearch(&name, names, n, sizeof(*names), cmp_name);
+}
+
+/* Whether call C may end in a longjmp, given what is known of the functions so far (MAY);
+ * NAMES[0..NNAMES) are PROG's function names, sorted (a C library name the program defines
+ * itself may be interposed by it: not taken as safe). */
 static bool call_may_longjmp(const struct cfg_program *prog, const struct cfg_call *c,
-			     const bool *may)
+			     const bool *may, const char *const *names, size_t nnames)
 {
 	long fi;
 
 	if (cfg_longjmp__is_longjmp(c->name))
 		return true;
 	if (c->external)
-		return !is_safe(c->name);
+		return !is_safe(c->name) || defines(names, nnames, c->name);
 	if (c->indirect || !c->target)
 		return true;
 	fi = func_at(prog, c->target);
@@ -122,7 +130,8 @@ static int cmp_pseudo(const void *a, const void *b)
 
 int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 {
-	size_t n = prog->nfuncs, cap = 0, i;
+	size_t n = prog->nfuncs, cap = 0, i, nnames = 0;
+	const char **names = NULL;
 	bool changed = true;
 
 	memset(lj, 0, sizeof(*lj));
@@ -144,13 +153,22 @@ int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 	}
 	if (!lj->active)
 		return 0;
+	names = malloc((n ? n : 1) * sizeof(*names));
+	if (!names)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		if (prog->funcs[i].name)
+			names[nnames++] = prog->funcs[i].name;
+	if (nnames)
+		qsort(names, nnames, sizeof(*names), cmp_name);
 	while (changed) {
 		changed = false;
 		for (i = 0; i < n; i++) {
 			const struct cfg_func *f = &prog->funcs[i];
 
 			for (uint32_t k = 0; k < f->ncalls && !lj->may_longjmp[i]; k++)
-				if (call_may_longjmp(prog, &f->calls[k], lj->may_longjmp)) {
+				if (call_may_longjmp(prog, &f->calls[k], lj->may_longjmp, names,
+						     nnames)) {
 					lj->may_longjmp[i] = true;
 					changed = true;
 				}
@@ -179,7 +197,7 @@ int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 				continue;
 			if (setjmp)
 				ps.kind = CFG_PSEUDO_RESUME;
-			else if (call_may_longjmp(prog, c, lj->may_longjmp))
+			else if (call_may_longjmp(prog, c, lj->may_longjmp, names, nnames))
 				ps.kind = CFG_PSEUDO_ABANDON;
 			else
 				continue;
@@ -197,8 +215,10 @@ int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 			qsort(&lj->v[start], lj->nv - start, sizeof(*lj->v), cmp_pseudo);
 	}
 	lj->first[n] = (uint32_t)lj->nv;
+	free(names);
 	return 0;
 nomem:
+	free(names);
 	cfg_longjmp__free(lj);
 	return -ENOMEM;
 }
