@@ -8,35 +8,165 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const setjmp_names[] = { "_setjmp", "setjmp", "sigsetjmp", "__sigsetjmp" };
+static const char *const setjmp_names[] = {"_setjmp", "setjmp", "sigsetjmp", "__sigsetjmp"};
 
-static const char *const longjmp_names[] = { "longjmp", "_longjmp", "siglongjmp",
-					     "__longjmp_chk" };
+static const char *const longjmp_names[] = {"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"};
 
 /* C library functions that never call back into user code and never longjmp (no callback
  * argument, no handler run on the caller's stack); sorted for bsearch. A signal handler
  * that longjmps out of one of them is the caller's to follow (see longjmp.h). */
 static const char *const safe_names[] = {
-	"__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc", "__errno_location",
-	"__fprintf_chk", "__memcpy_chk", "__memmove_chk", "__memset_chk", "__printf_chk",
-	"__snprintf_chk", "__sprintf_chk", "__stpcpy_chk", "__strcat_chk", "__strcpy_chk",
-	"__strncpy_chk", "__uflow", "__vfprintf_chk", "__vsnprintf_chk", "_setjmp", "abs", "acos",
-	"asin", "atan", "atan2", "atof", "atoi", "atol", "calloc", "ceil", "clearerr", "clock",
-	"clock_gettime", "close", "cos", "cosh", "difftime", "exp", "exp2", "fabs", "fclose",
-	"feof", "ferror", "fflush", "fgetc", "fgets", "fileno", "flockfile", "floor", "fmod",
-	"fopen", "fopen64", "fprintf", "fputc", "fputs", "fread", "free", "freopen",
-	"freopen64", "frexp", "fseek", "fseeko", "fseeko64", "ftell", "ftello", "ftello64",
-	"funlockfile", "fwrite", "getc", "getenv", "getpid", "gettimeofday", "gmtime",
-	"gmtime_r", "isatty", "labs", "ldexp", "localeconv", "localtime", "localtime_r", "log",
-	"log10", "log2", "lseek", "malloc", "memchr", "memcmp", "memcpy", "memmove", "memrchr",
-	"memset", "mkstemp", "mkstemp64", "mktime", "open", "open64", "pow", "printf", "putc",
-	"putchar", "puts", "read", "realloc", "remove", "rename", "setlocale", "setvbuf",
-	"sigemptyset", "sigsetjmp", "sin", "sinh", "snprintf", "sprintf", "sqrt", "stpcpy",
-	"strcat", "strchr", "strcmp", "strcoll", "strcpy", "strcspn", "strdup", "strerror",
-	"strftime", "strlen", "strncat", "strncmp", "strncpy", "strndup", "strnlen", "strpbrk",
-	"strrchr", "strspn", "strstr", "strtod", "strtof", "strtol", "strtold", "strtoll",
-	"strtoul", "strtoull", "tan", "tanh", "time", "tmpfile", "tmpfile64", "tolower",
-	"toupper", "ungetc", "vfprintf", "vsnprintf", "write",
+    "__ctype_b_loc",
+    "__ctype_tolower_loc",
+    "__ctype_toupper_loc",
+    "__errno_location",
+    "__fprintf_chk",
+    "__memcpy_chk",
+    "__memmove_chk",
+    "__memset_chk",
+    "__printf_chk",
+    "__snprintf_chk",
+    "__sprintf_chk",
+    "__stpcpy_chk",
+    "__strcat_chk",
+    "__strcpy_chk",
+    "__strncpy_chk",
+    "__uflow",
+    "__vfprintf_chk",
+    "__vsnprintf_chk",
+    "_setjmp",
+    "abs",
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "atof",
+    "atoi",
+    "atol",
+    "calloc",
+    "ceil",
+    "clearerr",
+    "clock",
+    "clock_gettime",
+    "close",
+    "cos",
+    "cosh",
+    "difftime",
+    "exp",
+    "exp2",
+    "fabs",
+    "fclose",
+    "feof",
+    "ferror",
+    "fflush",
+    "fgetc",
+    "fgets",
+    "fileno",
+    "flockfile",
+    "floor",
+    "fmod",
+    "fopen",
+    "fopen64",
+    "fprintf",
+    "fputc",
+    "fputs",
+    "fread",
+    "free",
+    "freopen",
+    "freopen64",
+    "frexp",
+    "fseek",
+    "fseeko",
+    "fseeko64",
+    "ftell",
+    "ftello",
+    "ftello64",
+    "funlockfile",
+    "fwrite",
+    "getc",
+    "getenv",
+    "getpid",
+    "gettimeofday",
+    "gmtime",
+    "gmtime_r",
+    "isatty",
+    "labs",
+    "ldexp",
+    "localeconv",
+    "localtime",
+    "localtime_r",
+    "log",
+    "log10",
+    "log2",
+    "lseek",
+    "malloc",
+    "memchr",
+    "memcmp",
+    "memcpy",
+    "memmove",
+    "memrchr",
+    "memset",
+    "mkstemp",
+    "mkstemp64",
+    "mktime",
+    "open",
+    "open64",
+    "pow",
+    "printf",
+    "putc",
+    "putchar",
+    "puts",
+    "read",
+    "realloc",
+    "remove",
+    "rename",
+    "setlocale",
+    "setvbuf",
+    "sigemptyset",
+    "sigsetjmp",
+    "sin",
+    "sinh",
+    "snprintf",
+    "sprintf",
+    "sqrt",
+    "stpcpy",
+    "strcat",
+    "strchr",
+    "strcmp",
+    "strcoll",
+    "strcpy",
+    "strcspn",
+    "strdup",
+    "strerror",
+    "strftime",
+    "strlen",
+    "strncat",
+    "strncmp",
+    "strncpy",
+    "strndup",
+    "strnlen",
+    "strpbrk",
+    "strrchr",
+    "strspn",
+    "strstr",
+    "strtod",
+    "strtof",
+    "strtol",
+    "strtold",
+    "strtoll",
+    "strtoul",
+    "strtoull",
+    "tan",
+    "tanh",
+    "time",
+    "tmpfile",
+    "tmpfile64",
+    "tolower",
+    "toupper",
+    "ungetc",
+    "vfprintf",
+    "vsnprintf",
+    "write",
 };
 
 static bool in_list(const char *const *list, size_t n, const char *name)
@@ -147,9 +277,9 @@ int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 				      cfg_longjmp__is_longjmp(f->calls[k].name);
 		lj->active |= cfg_longjmp__is_longjmp(f->name) || cfg_longjmp__is_setjmp(f->name);
 		cap += f->ncalls;
-		lj->may_longjmp[i] = (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE |
-						  CFG_FUNC_RUNS_OFF)) ||
-				     cfg_longjmp__is_longjmp(f->name);
+		lj->may_longjmp[i] =
+		    (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE | CFG_FUNC_RUNS_OFF)) ||
+		    cfg_longjmp__is_longjmp(f->name);
 	}
 	if (!lj->active)
 		return 0;
@@ -184,16 +314,16 @@ int cfg_longjmp__analyze(struct cfg_longjmp *lj, const struct cfg_program *prog)
 		lj->first[i] = (uint32_t)lj->nv;
 		for (uint32_t k = 0; k < f->ncalls; k++) {
 			const struct cfg_call *c = &f->calls[k];
-			long fi = c->external || c->indirect || !c->target ? -1
-									     : func_at(prog, c->target);
+			long fi = c->external || c->indirect || !c->target
+				      ? -1
+				      : func_at(prog, c->target);
 			bool setjmp = cfg_longjmp__is_setjmp(c->name) ||
 				      (fi >= 0 && cfg_longjmp__is_setjmp(prog->funcs[fi].name));
-			struct cfg_pseudo ps = { .block = c->block };
+			struct cfg_pseudo ps = {.block = c->block};
 			bool dup = false;
 
 			if (c->tail || c->noreturn || c->block >= f->nblocks ||
-			    f->blocks[c->block].end - 1 < c->site ||
-			    !has_call_return(f, c->block))
+			    f->blocks[c->block].end - 1 < c->site || !has_call_return(f, c->block))
 				continue;
 			if (setjmp)
 				ps.kind = CFG_PSEUDO_RESUME;

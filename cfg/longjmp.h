@@ -26,7 +26,7 @@
 
 enum cfg_pseudo_kind {
 	CFG_PSEUDO_ABANDON = 0, /* block -> EXIT: the frame left by a longjmp in the block's call */
-	CFG_PSEUDO_RESUME = 1,  /* EXIT -> block: setjmp returning again, after the block's end */
+	CFG_PSEUDO_RESUME = 1,	/* EXIT -> block: setjmp returning again, after the block's end */
 };
 
 struct cfg_pseudo {
@@ -35,9 +35,9 @@ struct cfg_pseudo {
 };
 
 struct cfg_longjmp {
-	bool active;        /* the program calls a setjmp- or longjmp-family function */
-	bool *may_longjmp;  /* [nfuncs] */
-	uint32_t *first;    /* [nfuncs + 1]: function i's pseudo-edges are v[first[i]..first[i+1]) */
+	bool active;	   /* the program calls a setjmp- or longjmp-family function */
+	bool *may_longjmp; /* [nfuncs] */
+	uint32_t *first;   /* [nfuncs + 1]: function i's pseudo-edges are v[first[i]..first[i+1]) */
 	struct cfg_pseudo *v; /* sorted by function, then block */
 	size_t nv;
 	uint32_t nabandon, nresume;
