@@ -226,7 +226,7 @@ struct edge_pay {
 };
 
 static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const double *w,
-				const struct site_costs *c)
+				const struct site_costs *c, const bool *split)
 {
 	const struct cfg_edge *ed = &f->edges[e];
 	struct edge_pay p = { INFINITY, INFINITY, INFINITY, INFINITY, -1, -1 };
@@ -235,7 +235,8 @@ static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const doub
 
 	if (is_branch_block(f, ed->from))
 		p.branch = wb * site_costs__best(c, last_insn(f, ed->from), true, &cls);
-	if (f->blocks[ed->from].nsucc == 1 && (p.block_insn = cheapest_insn(f, ed->from, c)) >= 0)
+	if (f->blocks[ed->from].nsucc == 1 && !split[ed->from] &&
+	    (p.block_insn = cheapest_insn(f, ed->from, c)) >= 0)
 		p.block = we * site_costs__best(c, &f->insns[p.block_insn], false, &cls);
 	if ((p.entry_insn = entry_site(f, ed->to, c)) >= 0)
 		p.entry = we * site_costs__best(c, &f->insns[p.entry_insn], false, &cls);
@@ -394,7 +395,16 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 {
 	const struct cfg_func *f = &p->prog->funcs[fi];
 	const struct site_costs *c = &p->opt->costs;
-	uint32_t ne = f->nedges, nv = f->nblocks + 1, e, *parent = NULL;
+	const struct cfg_longjmp *lj = p->opt->longjmp;
+	uint32_t np = lj && lj->active ? lj->first[fi + 1] - lj->first[fi] : 0;
+	const struct cfg_pseudo *ps = np ? &lj->v[lj->first[fi]] : NULL;
+	/* Edges: CFG edges, EXIT->root (ne), pseudo-edge j (ne + 1 + j), the block edge of
+	 * pseudo-edge j's block (ne + 1 + np + j). Vertices: blocks (b_in), EXIT (nblocks),
+	 * the b_out of pseudo-edge j's block (nblocks + 1 + j). */
+	uint32_t ne = f->nedges, nv = f->nblocks + 1, nall = ne + 1 + 2 * np, e, *parent = NULL;
+	uint32_t *outv = NULL;
+	bool *split = NULL;
+	long *bins = NULL;
 	struct keyed_edge *ke = NULL;
 	double *w = malloc((ne + 1) * sizeof(*w)), *cost = malloc((ne + 1) * sizeof(*cost));
 	struct edge_pay *pay = malloc((ne + 1) * sizeof(*pay));
@@ -402,10 +412,25 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	struct cfg_loops lp = { 0 };
 	int err = -ENOMEM;
 
-	ke = malloc((ne + 1) * sizeof(*ke));
-	parent = malloc(nv * sizeof(*parent));
-	if (!w || !cost || !ke || !parent || !pay)
+	ke = malloc(nall * sizeof(*ke));
+	parent = malloc((nv + np) * sizeof(*parent));
+	outv = malloc(nv * sizeof(*outv));
+	split = calloc(nv, sizeof(*split));
+	bins = malloc((np + 1) * sizeof(*bins));
+	fp->pseudo = ps;
+	fp->npseudo = np;
+	if (!w || !cost || !ke || !parent || !pay || !outv || !split || !bins)
 		goto out;
+	for (e = 0; e < nv; e++)
+		outv[e] = e;
+	for (e = 0; e < np; e++) {
+		if (ps[e].block >= f->nblocks || split[ps[e].block]) {
+			err = 1; /* one pseudo-edge per block (cfg/longjmp.c makes no other) */
+			goto out;
+		}
+		split[ps[e].block] = true;
+		outv[ps[e].block] = nv + e;
+	}
 	if (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w)) {
 		err = cfg_dom__compute(&dom, f);
 		if (!err)
@@ -416,47 +441,84 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			goto out;
 	}
 	for (e = 0; e < ne; e++) {
-		pay[e] = edge_pay(f, e, w, c);
+		pay[e] = edge_pay(f, e, w, c, split);
 		cost[e] = pay_min(&pay[e]);
 		/* Keep in the tree what is expensive (or impossible) to measure; between edges
 		 * that cost the same (a branch site's two outcomes), the heavier. */
 		ke[e] = (struct keyed_edge){ .key = cost[e], .w = w[e], .e = e };
 	}
 	ke[ne] = (struct keyed_edge){ .key = INFINITY, .e = ne }; /* EXIT->root first */
-	qsort(ke, ne + 1, sizeof(*ke), cmp_keyed_desc);
-	/* EXIT->root must be the very first tree edge. */
-	for (e = 0; e <= ne; e++)
-		if (ke[e].e == ne) {
-			struct keyed_edge t = ke[0];
+	for (e = 0; e < np; e++) {
+		unsigned cls;
+		double wb = out_weight(f, ps[e].block, w);
 
-			ke[0] = ke[e];
-			ke[e] = t;
-			break;
+		/* The pseudo-edges come first too (they cannot be measured); a block edge costs
+		 * a block counter on its block. */
+		ke[ne + 1 + e] = (struct keyed_edge){ .key = INFINITY, .w = INFINITY,
+						     .e = ne + 1 + e };
+		bins[e] = cheapest_insn(f, ps[e].block, c);
+		ke[ne + 1 + np + e] = (struct keyed_edge){
+			.key = bins[e] < 0 ? INFINITY
+					   : fmax(wb, 1e-9) * site_costs__best(c, &f->insns[bins[e]],
+									       false, &cls),
+			.w = wb, .e = ne + 1 + np + e
+		};
+	}
+	qsort(ke, nall, sizeof(*ke), cmp_keyed_desc);
+	/* EXIT->root and the pseudo-edges must be the very first tree edges (a star at EXIT
+	 * and EXIT->root, to distinct vertices: no cycle). */
+	for (uint32_t first = 0, k = 0; k < nall; k++)
+		if (ke[k].e == ne || (ke[k].e > ne && ke[k].e <= ne + np)) {
+			struct keyed_edge t = ke[first];
+
+			ke[first++] = ke[k];
+			ke[k] = t;
 		}
-	for (e = 0; e < nv; e++)
+	for (e = 0; e < nv + np; e++)
 		parent[e] = e;
 	fp->nchords = 0;
-	for (e = 0; e <= ne; e++) {
-		uint32_t id = ke[e].e;
-		uint32_t a = id == ne ? f->nblocks : f->edges[id].from;
-		uint32_t b = id == ne ? f->entry_block : f->edges[id].to;
-		uint32_t ra = uf_find(parent, a), rb = uf_find(parent, b);
+	err = 0;
+	for (e = 0; e < nall; e++) {
+		uint32_t id = ke[e].e, a, b, ra, rb;
 
+		if (id < ne) {
+			a = outv[f->edges[id].from];
+			b = f->edges[id].to;
+		} else if (id == ne) {
+			a = f->nblocks;
+			b = f->entry_block;
+		} else if (id <= ne + np) {
+			const struct cfg_pseudo *q = &ps[id - ne - 1];
+
+			a = q->kind == CFG_PSEUDO_ABANDON ? nv + (id - ne - 1) : f->nblocks;
+			b = q->kind == CFG_PSEUDO_ABANDON ? f->nblocks : nv + (id - ne - 1);
+		} else {
+			a = ps[id - ne - 1 - np].block;
+			b = nv + (id - ne - 1 - np);
+		}
+		ra = uf_find(parent, a);
+		rb = uf_find(parent, b);
 		if (ra != rb) {
 			parent[ra] = rb;
-			fp->in_tree[id] = true;
-		} else {
-			fp->in_tree[id] = false;
-			fp->nchords++;
+			if (id <= ne)
+				fp->in_tree[id] = true;
+			continue;
 		}
-	}
-	/* Every chord must be measurable. */
-	err = 0;
-	for (e = 0; e < ne; e++)
-		if (!fp->in_tree[e] && isinf(cost[e])) {
+		if (id <= ne)
+			fp->in_tree[id] = false;
+		fp->nchords++;
+		/* Every chord must be measurable. */
+		if ((id < ne && isinf(cost[id])) || (id > ne && id <= ne + np) ||
+		    (id > ne + np && bins[id - ne - 1 - np] < 0)) {
 			err = 1;
 			goto out;
 		}
+		if (id > ne + np)
+			err = count_block(p, fi, fp, ps[id - ne - 1 - np].block,
+					  bins[id - ne - 1 - np]);
+		if (err)
+			goto out;
+	}
 	/* Branch sites first where they are a chord's cheapest way (one probe then measures
 	 * every out-edge of its conditional jump, other chords among them for free). */
 	for (e = 0; e < ne && !err; e++)
@@ -510,6 +572,9 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 out:
 	cfg_loops__free(&lp);
 	cfg_dom__free(&dom);
+	free(outv);
+	free(split);
+	free(bins);
 	free(w);
 	free(cost);
 	free(pay);
@@ -533,6 +598,8 @@ static void rollback(struct planner *p, struct func_plan *fp, const struct cfg_f
 		site_remember(p, p->sites.v[i].addr, 0);
 	p->sites.n = nsites;
 	p->counters.n = ncounters;
+	fp->pseudo = NULL;
+	fp->npseudo = 0;
 	for (uint32_t e = 0; e <= f->nedges; e++)
 		fp->edge_counter[e] = PLACEMENT_NO_COUNTER;
 	for (uint32_t b = 0; b < f->nblocks; b++)
@@ -618,6 +685,12 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		}
 		if (!err && fp->status == PLAN_NAIVE)
 			err = plan_naive(&p, fi, fp);
+		if (!err && fp->status == PLAN_NAIVE && opt->longjmp && opt->longjmp->active) {
+			/* Block counters everywhere: the pseudo-edges are unknowns of propagation
+			 * only (they cost no chord). */
+			fp->pseudo = &opt->longjmp->v[opt->longjmp->first[fi]];
+			fp->npseudo = opt->longjmp->first[fi + 1] - opt->longjmp->first[fi];
+		}
 		if (err == -EEXIST) {
 			/* Another function already probes one of these instructions. */
 			rollback(&p, fp, f, ns, nc);
@@ -658,6 +731,10 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		pl->nchord_funcs += pl->funcs[fi].status == PLAN_CHORDS;
 		pl->nnaive_funcs += pl->funcs[fi].status == PLAN_NAIVE;
 		pl->nexcluded_funcs += pl->funcs[fi].status == PLAN_EXCLUDED;
+		if (pl->funcs[fi].status == PLAN_CHORDS)
+			pl->npseudo += pl->funcs[fi].npseudo;
+		else if (pl->funcs[fi].status == PLAN_EXCLUDED)
+			pl->funcs[fi].npseudo = 0;
 	}
 	return 0;
 }

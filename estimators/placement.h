@@ -16,6 +16,11 @@
  *                nothing cheaper can measure the case edges).
  * Block and entry sites count the block rather than "its edge" so that virtual edges (frames
  * left or entered without call/return) keep every count exact.
+ * Longjmp pseudo-edges (cfg/longjmp.h) cannot be measured: a block b with one is split into
+ * b_in -> b_out (the "block edge", whose flow is b's count, measured by a block counter on
+ * b), b's CFG out-edges and its abandon edge leave b_out, its resume edge enters b_out; the
+ * pseudo-edges (a star at EXIT) are the first tree edges, so each adds exactly one chord.
+ * A block site on b then counts the block edge, never one of b's out-edges.
  * Chords sharing a site share one probe. A plan is plain data: the sites with what each
  * counter measures; the BPF side only interprets cookies, propagation reads counters through
  * the same plan. The naive placement (one probe on the first instruction of every block)
@@ -28,6 +33,7 @@
 #include <stdint.h>
 
 #include "cfg/cfg.h"
+#include "cfg/longjmp.h"
 #include "site_costs.h"
 
 #define PLACEMENT_NO_COUNTER UINT32_MAX
@@ -87,6 +93,12 @@ struct func_plan {
 	uint32_t *block_counter; /* [nblocks]: counter measuring the block, or
 				  * PLACEMENT_NO_COUNTER */
 	double est_cost;    /* estimated probe cost per invocation, ns (weights x site costs) */
+	/* The function's longjmp pseudo-edges (abandon b -> EXIT, resume EXIT -> b, see
+	 * cfg/longjmp.h), a pointer into placement_options.longjmp, derived by propagation:
+	 * PLAN_CHORDS keeps them in the spanning tree (each adds one chord), PLAN_NAIVE has
+	 * them as unknowns only, PLAN_EXCLUDED none. */
+	const struct cfg_pseudo *pseudo;
+	uint32_t npseudo;
 };
 
 enum placement_mode {
@@ -106,6 +118,8 @@ struct placement_options {
 	void *weights_ctx;
 	/* Functions to profile: NULL means all of them. */
 	const bool *select;
+	/* Longjmp pseudo-edges to plan with (NULL: none); must outlive the plan. */
+	const struct cfg_longjmp *longjmp;
 };
 
 struct placement {
@@ -118,6 +132,7 @@ struct placement {
 	size_t nfuncs;
 	double est_cost;         /* sum over functions, per invocation of each */
 	uint32_t nchord_funcs, nnaive_funcs, nexcluded_funcs;
+	uint32_t npseudo; /* pseudo-edges planned (in PLAN_CHORDS functions): as many chords */
 };
 
 /* Plans the probes for every (selected) function of PROG. Functions with an unresolved

@@ -11,104 +11,130 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How an edge meets a vertex: entering at the block's first instruction, entering after its
+ * instructions (a setjmp's second return: a resume pseudo-edge), or leaving it. */
+enum role { START_IN = 0, MID_IN = 1, OUT = 2 };
+
+struct incidence {
+	uint32_t edge;
+	uint8_t role;
+};
+
 struct solver {
 	const struct cfg_func *f;
-	int64_t *x;        /* [ne + 1] */
-	bool *known;       /* [ne + 1] */
+	int64_t *x;        /* [nx]: CFG edges, EXIT->root (ne), pseudo-edges (ne + 1 + j) */
+	bool *known;       /* [nx] */
 	int64_t *vin, *vout; /* [nv]: virtual flow in and out of each vertex */
 	int64_t *vmid;     /* [nv]: the part of vin entering after the block's first instruction */
 	int64_t *count;    /* [nv]: measured block count, COUNT_UNKNOWN when not counted */
-	uint32_t nv, ne;
+	uint32_t nv, ne, nx;
+	struct incidence *inc; /* every vertex's incidences, vertex v's at inc[first[v]..] */
+	uint32_t *first;       /* [nv + 1] */
+	uint32_t *src, *dst;   /* [nx] */
 };
 
-/* Edge ids into / out of vertex V, EXIT->root (id ne) included. */
-static uint32_t nin(const struct solver *s, uint32_t v)
+/* Builds the incidence lists of S (edges of F, EXIT->root and the NP pseudo-edges PS). */
+static int build_incidence(struct solver *s, const struct cfg_pseudo *ps, uint32_t np)
 {
-	if (v == s->f->nblocks)
-		return s->f->exit_npred;
-	return s->f->blocks[v].npred + (v == s->f->entry_block);
+	const struct cfg_func *f = s->f;
+	uint32_t *fill, e;
+
+	s->inc = malloc(2 * s->nx * sizeof(*s->inc));
+	s->first = calloc(s->nv + 1, sizeof(*s->first));
+	s->src = malloc(s->nx * sizeof(*s->src));
+	s->dst = malloc(s->nx * sizeof(*s->dst));
+	fill = calloc(s->nv + 1, sizeof(*fill));
+	if (!s->inc || !s->first || !s->src || !s->dst || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (e = 0; e < s->nx; e++) {
+		if (e < s->ne) {
+			s->src[e] = f->edges[e].from;
+			s->dst[e] = f->edges[e].to;
+		} else if (e == s->ne) {
+			s->src[e] = f->nblocks;
+			s->dst[e] = f->entry_block;
+		} else if (ps[e - s->ne - 1].kind == CFG_PSEUDO_ABANDON) {
+			s->src[e] = ps[e - s->ne - 1].block;
+			s->dst[e] = f->nblocks;
+		} else {
+			s->src[e] = f->nblocks;
+			s->dst[e] = ps[e - s->ne - 1].block;
+		}
+		s->first[s->src[e] + 1]++;
+		s->first[s->dst[e] + 1]++;
+	}
+	for (uint32_t v = 0; v < s->nv; v++)
+		s->first[v + 1] += s->first[v];
+	for (e = 0; e < s->nx; e++) {
+		bool mid = e > s->ne && ps[e - s->ne - 1].kind == CFG_PSEUDO_RESUME;
+
+		s->inc[s->first[s->src[e]] + fill[s->src[e]]++] =
+			(struct incidence){ .edge = e, .role = OUT };
+		s->inc[s->first[s->dst[e]] + fill[s->dst[e]]++] =
+			(struct incidence){ .edge = e, .role = mid ? MID_IN : START_IN };
+	}
+	(void)np;
+	free(fill);
+	return 0;
 }
 
-static uint32_t in_edge(const struct solver *s, uint32_t v, uint32_t k)
+/* The equations of vertex V, each sum(coef[role] * x) = rhs over its incidences:
+ *   0: flow  START_IN + MID_IN - OUT = vout - vin
+ *   1: entries (a counted block)  START_IN = c - vin + vmid
+ *   2: exits (a counted block)    OUT - MID_IN = c - vout + vmid */
+static const int8_t coef[3][3] = { { 1, 1, -1 }, { 1, 0, 0 }, { 0, -1, 1 } };
+
+static int64_t rhs(const struct solver *s, uint32_t v, int q)
 {
-	if (v == s->f->nblocks)
-		return s->f->pred[s->f->exit_first_pred + k];
-	if (k == s->f->blocks[v].npred)
-		return s->ne; /* EXIT->root */
-	return s->f->pred[s->f->blocks[v].first_pred + k];
+	if (q == 0)
+		return s->vout[v] - s->vin[v];
+	if (q == 1)
+		return s->count[v] - s->vin[v] + s->vmid[v];
+	return s->count[v] - s->vout[v] + s->vmid[v];
 }
 
-static uint32_t nout(const struct solver *s, uint32_t v)
+/* Equation Q of V: the known part of its left side in *SUM; returns its number of unknowns
+ * (with a non-zero coefficient), the last in *UNK with its coefficient *UC. */
+static uint32_t equation(const struct solver *s, uint32_t v, int q, int64_t *sum, uint32_t *unk,
+			 int *uc)
 {
-	return v == s->f->nblocks ? 1 : s->f->blocks[v].nsucc;
-}
-
-static uint32_t out_edge(const struct solver *s, uint32_t v, uint32_t k)
-{
-	return v == s->f->nblocks ? s->ne : s->f->succ[s->f->blocks[v].first_succ + k];
-}
-
-static uint32_t edge_src(const struct solver *s, uint32_t e)
-{
-	return e == s->ne ? s->f->nblocks : s->f->edges[e].from;
-}
-
-static uint32_t edge_dst(const struct solver *s, uint32_t e)
-{
-	return e == s->ne ? s->f->entry_block : s->f->edges[e].to;
-}
-
-/* Sums the known edges of one side; returns the number of unknowns, the last in *UNK. */
-static uint32_t side(const struct solver *s, uint32_t v, bool in, int64_t *sum, uint32_t *unk)
-{
-	uint32_t n = in ? nin(s, v) : nout(s, v), k, u = 0;
+	uint32_t u = 0;
 
 	*sum = 0;
-	for (k = 0; k < n; k++) {
-		uint32_t e = in ? in_edge(s, v, k) : out_edge(s, v, k);
+	for (uint32_t k = s->first[v]; k < s->first[v + 1]; k++) {
+		const struct incidence *in = &s->inc[k];
+		int c = coef[q][in->role];
 
-		if (s->known[e]) {
-			*sum += s->x[e];
+		if (!c)
+			continue;
+		if (s->known[in->edge]) {
+			*sum += c * s->x[in->edge];
 		} else {
 			u++;
-			*unk = e;
+			*unk = in->edge;
+			*uc = c;
 		}
 	}
 	return u;
 }
 
-/* Tries v's equations; returns the edge it solved, or UINT32_MAX. With c the block's count
- * (entries through its first instruction) and m its entries from inside:
- *   in + vin - m = c,   out + vout = c + m,   in + vin = out + vout. */
+/* Tries v's equations; returns the edge it solved, or UINT32_MAX. */
 static uint32_t solve_at(struct solver *s, uint32_t v)
 {
-	int64_t si, so, m = s->vmid[v];
-	uint32_t ui = 0, uo = 0;
-	uint32_t ni = side(s, v, true, &si, &ui), no = side(s, v, false, &so, &uo);
+	for (int q = 0; q < 3; q++) {
+		int64_t sum;
+		uint32_t unk = 0;
+		int uc = 1;
 
-	si += s->vin[v];
-	so += s->vout[v];
-	if (s->count[v] != COUNT_UNKNOWN) {
-		if (ni == 1) {
-			s->x[ui] = s->count[v] + m - si;
-			s->known[ui] = true;
-			return ui;
+		if (q && s->count[v] == COUNT_UNKNOWN)
+			break;
+		if (equation(s, v, q, &sum, &unk, &uc) == 1) {
+			s->x[unk] = (rhs(s, v, q) - sum) * uc;
+			s->known[unk] = true;
+			return unk;
 		}
-		if (no == 1) {
-			s->x[uo] = s->count[v] + m - so;
-			s->known[uo] = true;
-			return uo;
-		}
-	}
-	if (ni == 1 && no == 0) {
-		s->x[ui] = so - si;
-		s->known[ui] = true;
-		return ui;
-	}
-	if (no == 1 && ni == 0) {
-		s->x[uo] = si - so;
-		s->known[uo] = true;
-		return uo;
 	}
 	return UINT32_MAX;
 }
@@ -128,22 +154,39 @@ static int add_violation(struct func_counts *out, uint32_t v)
 	return 0;
 }
 
+static void solver_free(struct solver *s)
+{
+	free(s->known);
+	free(s->vin);
+	free(s->vout);
+	free(s->vmid);
+	free(s->count);
+	free(s->inc);
+	free(s->first);
+	free(s->src);
+	free(s->dst);
+}
+
 int propagate__func(const struct cfg_func *f, size_t func, const struct placement *pl,
 		    const uint64_t *counters, const struct virtual_edge *ve, size_t nve,
 		    struct func_counts *out)
 {
 	const struct func_plan *fp = &pl->funcs[func];
-	struct solver s = { .f = f, .ne = f->nedges, .nv = f->nblocks + 1 };
+	uint32_t np = fp->status != PLAN_EXCLUDED ? fp->npseudo : 0;
+	struct solver s = { .f = f, .ne = f->nedges, .nv = f->nblocks + 1,
+			    .nx = f->nedges + 1 + np };
 	uint32_t *work = NULL, nw = 0, v, e, k;
 	uint8_t *queued = NULL;
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	out->edges = malloc((s.ne + 1) * sizeof(*out->edges));
+	out->edges = malloc((s.nx + 1) * sizeof(*out->edges));
 	out->measured = calloc(s.ne + 1, sizeof(*out->measured));
 	out->blocks = malloc((f->nblocks ? f->nblocks : 1) * sizeof(*out->blocks));
+	out->npseudo = np;
+	out->pseudo = np ? fp->pseudo : NULL;
 	s.x = out->edges;
-	s.known = calloc(s.ne + 1, sizeof(*s.known));
+	s.known = calloc(s.nx, sizeof(*s.known));
 	s.vin = calloc(s.nv, sizeof(*s.vin));
 	s.vout = calloc(s.nv, sizeof(*s.vout));
 	s.vmid = calloc(s.nv, sizeof(*s.vmid));
@@ -151,11 +194,11 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	work = malloc(s.nv * 4 * sizeof(*work));
 	queued = calloc(s.nv, 1);
 	if (!out->edges || !out->measured || !out->blocks || !s.known || !s.vin || !s.vout ||
-	    !s.vmid || !s.count || !work || !queued)
+	    !s.vmid || !s.count || !work || !queued || build_incidence(&s, fp->pseudo, np))
 		goto fail;
-	for (e = 0; e <= s.ne; e++) {
+	for (e = 0; e < s.nx; e++) {
 		s.x[e] = 0;
-		if (fp->edge_counter && fp->edge_counter[e] != PLACEMENT_NO_COUNTER) {
+		if (e <= s.ne && fp->edge_counter && fp->edge_counter[e] != PLACEMENT_NO_COUNTER) {
 			s.x[e] = (int64_t)counters[fp->edge_counter[e]];
 			s.known[e] = true;
 			out->measured[e] = true;
@@ -210,7 +253,7 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 		v = work[--nw];
 		queued[v] = 0;
 		while ((solved = solve_at(&s, v)) != UINT32_MAX) {
-			uint32_t ends[2] = { edge_src(&s, solved), edge_dst(&s, solved) };
+			uint32_t ends[2] = { s.src[solved], s.dst[solved] };
 
 			for (k = 0; k < 2; k++)
 				if (!queued[ends[k]]) {
@@ -219,30 +262,31 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 				}
 		}
 	}
-	for (e = 0; e <= s.ne; e++)
+	for (e = 0; e < s.nx; e++)
 		if (!s.known[e])
 			s.x[e] = COUNT_UNKNOWN;
 	/* Block counts, then every equation checked. */
 	for (v = 0; v < s.nv; v++) {
-		int64_t si, so;
-		uint32_t ui, uo, ni = side(&s, v, true, &si, &ui), no = side(&s, v, false, &so, &uo);
-		int64_t c = COUNT_UNKNOWN;
+		int64_t sum[3], c = COUNT_UNKNOWN;
+		uint32_t nu[3] = { 0, 0, 0 }, unk;
+		int uc;
 		bool bad = false;
 
-		si += s.vin[v];
-		so += s.vout[v];
+		for (int q = 0; q < 3; q++)
+			nu[q] = equation(&s, v, q, &sum[q], &unk, &uc);
 		if (s.count[v] != COUNT_UNKNOWN) {
 			c = s.count[v];
-			bad |= (ni == 0 && si - s.vmid[v] != c) || (no == 0 && so - s.vmid[v] != c);
-		} else if (ni == 0) {
-			c = si - s.vmid[v];
-		} else if (no == 0) {
-			c = so - s.vmid[v];
+			bad |= (nu[1] == 0 && sum[1] != rhs(&s, v, 1)) ||
+			       (nu[2] == 0 && sum[2] != rhs(&s, v, 2));
+		} else if (v < f->nblocks && nu[1] == 0) {
+			c = sum[1] + s.vin[v] - s.vmid[v];
+		} else if (v < f->nblocks && nu[2] == 0) {
+			c = sum[2] + s.vout[v] - s.vmid[v];
 		}
-		bad |= ni == 0 && no == 0 && si != so;
+		bad |= nu[0] == 0 && sum[0] != rhs(&s, v, 0);
 		bad |= c != COUNT_UNKNOWN && c < 0;
-		for (k = 0; k < nout(&s, v); k++) {
-			e = out_edge(&s, v, k);
+		for (k = s.first[v]; k < s.first[v + 1]; k++) {
+			e = s.inc[k].edge;
 			bad |= s.known[e] && s.x[e] < 0;
 		}
 		if (v < f->nblocks)
@@ -250,20 +294,12 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 		if (bad && (err = add_violation(out, v)))
 			goto fail;
 	}
-	free(s.known);
-	free(s.vin);
-	free(s.vout);
-	free(s.vmid);
-	free(s.count);
+	solver_free(&s);
 	free(work);
 	free(queued);
 	return 0;
 fail:
-	free(s.known);
-	free(s.vin);
-	free(s.vout);
-	free(s.vmid);
-	free(s.count);
+	solver_free(&s);
 	free(work);
 	free(queued);
 	func_counts__release(out);

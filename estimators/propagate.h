@@ -5,7 +5,9 @@
  * chords this always completes. Virtual edges carry flow the CFG does not: v->EXIT for a frame
  * that never returned (exit deep in the stack, a fatal signal), EXIT->v for a frame entered
  * without a call (a forked child resuming inside its parent's call blocks, attaching mid-run);
- * a block's count is the number of times its first instruction ran. Afterwards flow
+ * a block's count is the number of times its first instruction ran. A plan's longjmp
+ * pseudo-edges (abandon b->EXIT, resume EXIT->b entering after b's instructions) are unknowns
+ * like tree edges, derived the same way. Afterwards flow
  * conservation is checked at every vertex and every violation is reported, never hidden.
  */
 #ifndef EDGEPROF_ESTIMATORS_PROPAGATE_H
@@ -41,7 +43,8 @@ struct virtual_edge {
 };
 
 struct func_counts {
-	int64_t *edges;   /* [nedges + 1]: edge counts, [nedges] = EXIT->root = invocations;
+	int64_t *edges;   /* [nedges + 1 + npseudo]: edge counts, [nedges] = EXIT->root =
+			   * invocations, [nedges + 1 + j] = pseudo-edge j (derived);
 			   * COUNT_UNKNOWN where not determinable (naive placements) */
 	int64_t *blocks;  /* [nblocks]: executions, COUNT_UNKNOWN where not determinable */
 	bool *measured;   /* [nedges + 1]: counted by a probe rather than derived */
@@ -49,6 +52,8 @@ struct func_counts {
 				* derived count is negative */
 	uint32_t *violations;  /* their ids (nblocks = EXIT) */
 	uint64_t virtual_in, virtual_out; /* flow added by virtual edges */
+	const struct cfg_pseudo *pseudo;  /* the plan's longjmp pseudo-edges (not owned) */
+	uint32_t npseudo;
 };
 
 /* Computes F's counts from the plan FP, the counter values COUNTERS (indexed like

@@ -639,6 +639,7 @@ int cg_profile__parse(struct cg_profile *prof, const char *buf, size_t len, cons
 		return -1;
 	}
 	prof->summary_ir = p.have_summary ? p.summary_ir : p.have_totals ? p.totals_ir : 0;
+	prof->totals_ir = p.have_totals ? p.totals_ir : 0;
 	finish(prof);
 	return 0;
 }

@@ -47,6 +47,8 @@ struct cg_profile {
 	uint64_t total_ir;      /* self Ir summed over every object in the file */
 	uint64_t object_ir;     /* self Ir of the object */
 	uint64_t summary_ir;    /* the Ir of the "summary:" (or else "totals:") line, 0 if absent */
+	uint64_t totals_ir;     /* the Ir of the "totals:" line (written with the file's costs,
+				 * after them), 0 if absent */
 	char error[320];        /* "FILE:LINE: reason" after a failed load */
 };
 

@@ -251,6 +251,141 @@ static void test_propagate__random_naive(void **state)
 		check_random(PLACEMENT_NAIVE, seed);
 }
 
+/* Longjmp pseudo-edges on random CFGs: blocks ending in a call that returns get an abandon
+ * edge (the walk may leave the function there, as a longjmp through the call would) or a
+ * resume edge (a walk may start there, after the block's instructions, as setjmp's second
+ * return does). Counters read the walk's true counts; propagation must give back every edge,
+ * block and pseudo-edge count, with one more chord per pseudo-edge than without them. */
+static unsigned n_exact_chords;
+
+static void check_random_longjmp(uint64_t seed)
+{
+	uint32_t nb = 2 + (uint32_t)(seed % 30), e, b, run, np = 0, nres = 0;
+	struct cfg_func *f;
+	struct cfg_program prog = { 0 };
+	struct placement_options opt = { .mode = PLACEMENT_CHORDS };
+	struct placement pl, plain;
+	struct cfg_longjmp lj = { .active = true };
+	uint32_t first[2] = { 0, 0 };
+	struct cfg_pseudo ps[32];
+	uint64_t pseudo_truth[32] = { 0 };
+	struct func_counts fc;
+	struct truth t = { 0 };
+	uint64_t *counters;
+
+	rng_state = seed * 0x2545f4914f6cdd1dULL + 7;
+	f = random_func(nb);
+	assert_non_null(f);
+	for (b = 0; b < nb; b++) {
+		if (rnd(3) == 0)
+			f->insns[f->blocks[b].first_insn].probe_class = PROBE_EMULATED;
+		if (f->blocks[b].nsucc == 1 &&
+		    f->edges[f->succ[f->blocks[b].first_succ]].kind == EDGE_CALL_RETURN && rnd(4))
+			ps[np++] = (struct cfg_pseudo){ .block = b,
+							.kind = rnd(3) ? CFG_PSEUDO_ABANDON
+								       : CFG_PSEUDO_RESUME };
+	}
+	first[1] = np;
+	lj.first = first;
+	lj.v = ps;
+	lj.nv = np;
+	prog.funcs = f;
+	prog.nfuncs = 1;
+	site_costs__defaults(&opt.costs);
+	assert_int_equal(placement__plan(&plain, &prog, &opt), 0);
+	opt.longjmp = &lj;
+	assert_int_equal(placement__plan(&pl, &prog, &opt), 0);
+	t.edges = calloc(f->nedges + 1, sizeof(*t.edges));
+	t.blocks = calloc(nb, sizeof(*t.blocks));
+	for (run = 0; run < 40; run++) {
+		uint32_t v = f->entry_block, steps = 0, max = 1 + rnd(60);
+		int j;
+
+		/* A second return of some setjmp, or a call. */
+		for (j = 0; j < (int)np && !(ps[j].kind == CFG_PSEUDO_RESUME && rnd(3) == 0); j++)
+			;
+		if (j < (int)np) {
+			pseudo_truth[j]++;
+			nres++;
+			e = f->succ[f->blocks[ps[j].block].first_succ];
+			t.edges[e]++;
+			v = f->edges[e].to;
+		} else {
+			t.edges[f->nedges]++;
+		}
+		while (v != f->nblocks) {
+			const struct cfg_block *bl = &f->blocks[v];
+			bool left = false;
+
+			t.blocks[v]++;
+			for (j = 0; j < (int)np; j++)
+				if (ps[j].block == v && ps[j].kind == CFG_PSEUDO_ABANDON && rnd(3) == 0) {
+					pseudo_truth[j]++;
+					left = true;
+				}
+			if (left)
+				break;
+			if (++steps > max || bl->nsucc == 0) {
+				add_virtual(&t, v, f->nblocks);
+				break;
+			}
+			e = f->succ[bl->first_succ + rnd(bl->nsucc)];
+			t.edges[e]++;
+			v = f->edges[e].to;
+		}
+	}
+	counters = calloc(pl.ncounters + 1, sizeof(*counters));
+	for (uint32_t c = 0; c < pl.ncounters; c++)
+		counters[c] = pl.counters[c].what == COUNTS_EDGE ? t.edges[pl.counters[c].id]
+								  : t.blocks[pl.counters[c].id];
+	for (size_t i = 0; i < t.nve; i++)
+		t.ve[i].func = 0;
+	assert_int_equal(propagate__func(f, 0, &pl, counters, t.ve, t.nve, &fc), 0);
+	if (pl.funcs[0].status == PLAN_CHORDS) {
+		n_chord_plans++;
+		/* One chord more per pseudo-edge; fewer where a pseudo-edge joins a part of
+		 * the random CFG that nothing connected to the rest (unreachable blocks). */
+		if (plain.funcs[0].status == PLAN_CHORDS) {
+			assert_true(pl.funcs[0].nchords <= plain.funcs[0].nchords + np);
+			n_exact_chords += pl.funcs[0].nchords == plain.funcs[0].nchords + np;
+		}
+		assert_int_equal(pl.npseudo, np);
+		for (e = 0; e <= f->nedges; e++)
+			assert_int_equal(fc.edges[e], (int64_t)t.edges[e]);
+		for (uint32_t j = 0; j < np; j++)
+			assert_int_equal(fc.edges[f->nedges + 1 + j], (int64_t)pseudo_truth[j]);
+	}
+	for (b = 0; b < nb; b++)
+		assert_int_equal(fc.blocks[b], (int64_t)t.blocks[b]);
+	assert_int_equal(fc.nviolations, 0);
+	n_checked_counters += np;
+	func_counts__release(&fc);
+	placement__free(&pl);
+	placement__free(&plain);
+	free(counters);
+	free(t.edges);
+	free(t.blocks);
+	free(t.ve);
+	cfg_fixture__free(f);
+}
+
+static void test_propagate__random_longjmp(void **state)
+{
+	(void)state;
+	n_chord_plans = n_checked_counters = 0;
+	for (uint64_t seed = 1; seed <= 400; seed++)
+		check_random_longjmp(seed);
+	print_message("%u of 400 random functions planned with chords and %u pseudo-edges, %u with exactly one chord more per pseudo-edge\n",
+		      n_chord_plans, n_checked_counters, n_exact_chords);
+	/* Fewer chord plans than without pseudo-edges (random_chords: >= 250): a call-return
+	 * edge out of a block with a pseudo-edge is measured only by an entry site at its
+	 * target (random targets often have several in-edges), so unmeasurable edges close a
+	 * cycle more often (measured: 180 of 400, 168 of them one chord more per pseudo-edge). */
+	assert_true(n_chord_plans >= 150);
+	assert_true(n_exact_chords >= 150);
+	assert_true(n_checked_counters >= 400);
+}
+
 /* A diamond in a loop: exactly |E| - |V| + 1 = 8 - 6 + 1 counters... with EXIT and EXIT->root:
  * vertices 0..4 and EXIT (6), edges 7 real + EXIT->root (8): 8 - 6 + 1 = 3 chords. */
 static void test_placement__chord_count(void **state)
@@ -283,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_placement__chord_count),
 		cmocka_unit_test(test_propagate__random_chords),
 		cmocka_unit_test(test_propagate__random_naive),
+		cmocka_unit_test(test_propagate__random_longjmp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

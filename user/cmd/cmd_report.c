@@ -607,6 +607,9 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 		fprintf(out, "unwinding:   %" PRIu64 " virtual edge%s, %u unwind failure%s\n",
 			p->nvirtual, p->nvirtual == 1 ? "" : "s", p->unwind_failures,
 			p->unwind_failures == 1 ? "" : "s");
+	if (p->lj_pseudo || p->lj_unwound)
+		fprintf(out, "longjmp:     %" PRIu64 " pseudo-edges (derived by propagation, not measured): %" PRIu64 " frames left through a call, %" PRIu64 " second returns of setjmp; %" PRIu64 " longjmps unwound\n",
+			p->lj_pseudo, p->lj_abandoned, p->lj_resumed, p->lj_unwound);
 	fprintf(out, "placement:   %s; site costs (%s%s%s): stepped %.0f ns, emulated %.0f ns, "
 		"nop5 %.0f ns, patch %.0f ns, patch-flags %.0f ns\n",
 		p->mode == PLACEMENT_NAIVE ? "naive (one probe per block)" :

@@ -247,12 +247,16 @@ int cmd_run(int argc, char **argv)
 						.execed = exec_stop,
 						.spawned = spawned, .before_unwind = before_unwind,
 						.watch = watch, .early_offset = early_offset,
+						.lazy_longjmp = session__longjmp_lazy(&s),
 						.ctx = &s, .early_stop = early,
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,
 						.lib_ids = &s.lib_ids[1], .nlib_ids = s.nobjs - 1 },
 			&tr))
 		goto out;
+	pr_info("longjmps stopped and unwound: %u (longjmp watch %s%s)", tr.nlongjmps,
+		session__longjmp_lazy(&s) ? "only after a caught signal" : "always on",
+		tr.nlazy_watches ? ", which came" : "");
 	written = !session__finish(&s, &tr, &(struct session_run_info){ .argv = &argv[optind],
 									  .mode = "run" }, out);
 	/* PROG's own status; a profile that could not be made turns success into failure. */

@@ -52,6 +52,10 @@ struct task {
 	/* Its last call of execve or execveat (BP_EXEC): the frames active then, kept until
 	 * the exec succeeds (PTRACE_EVENT_EXEC), and the unwinding failures it had. */
 	bool exec_called;
+	/* The last signal delivered to it was a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL or
+	 * SIGTRAP raised by an instruction): the interrupted instruction had started, so a
+	 * probe on it fired (else it was interrupted before it: see longjmp_hit). */
+	bool last_sig_fault;
 	struct frame_event *exec_frames;
 	size_t nexec_frames;
 	unsigned exec_failures;
@@ -85,6 +89,9 @@ struct proc {
 			* not the profiled program any more, its frames are not followed */
 	struct bp bps[MAX_BPS];
 	int nbps;
+	/* With hooks->lazy_longjmp: it caught a signal, so the longjmp family is watched (or
+	 * will be at the early stop); before that only the other functions are. */
+	bool longjmp_needed;
 	Dwfl *dwfl; /* its modules and unwinding state, reused until an address is unknown */
 };
 
@@ -819,6 +826,18 @@ static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 	for (size_t i = 0; i < c.n; i++) {
 		const struct frame_rec *f = &c.v[i];
 
+		if (f->in_binary && f->activation && i > 0 && f->rsp < land_rsp) {
+			/* A frame a signal interrupted, left by its handler's longjmp where it
+			 * stopped (before that instruction unless the signal was its fault). */
+			struct task *tk = task_find(t, tid);
+			struct frame_event ev = { .vaddr = f->vaddr, .kind = FRAME_EXIT,
+						  .activation = 1,
+						  .pending = !(tk && tk->last_sig_fault),
+						  .obj = f->obj, .tid = tid, .tgid = tgid };
+
+			add_event(t, &ev);
+			continue;
+		}
 		if (!f->in_binary || f->activation)
 			continue;
 		if (f->rsp < land_rsp) {
@@ -1037,6 +1056,7 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 }
 
 static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig);
 
 /* The one-shot early stop (see tracer_hooks.early_stop), watched (the thread has run the
  * watched instruction): watches the process's library functions, the C library being loaded
@@ -1451,8 +1471,19 @@ static void event_loop(struct tracer *t)
 			}
 			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
 			 * siginfo cannot be read: resume it (job control is not honoured). */
-			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL)
+			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL) {
+				struct task *tk = task_find(t, tid);
+
 				inject = sig;
+				if (tk)
+					tk->last_sig_fault = (sig == SIGSEGV || sig == SIGBUS ||
+							      sig == SIGFPE || sig == SIGILL ||
+							      sig == SIGTRAP) &&
+							     si.si_code > 0 && si.si_code != SI_KERNEL;
+				longjmp_watch_on_signal(t, task_find(t, tid) ? task_find(t, tid)->tgid
+									    : tid,
+							sig);
+			}
 		}
 	resume:
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
@@ -1610,6 +1641,9 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 	for (int k = 0; k < NSEARCH && p->nbps < MAX_BPS; k++) {
 		bool dup = false;
 
+		if (bp_functions[k].kind == BP_LONGJMP && hooks->lazy_longjmp && t->watching &&
+		    !p->longjmp_needed)
+			continue; /* until it catches a signal (longjmp_watch_on_signal) */
 		for (int i = 0; i < p->nbps; i++)
 			dup |= p->bps[i].addr == ss.addr[k];
 		if (!ss.addr[k] || dup)
@@ -1624,6 +1658,44 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
+}
+
+/* Whether process TGID catches signal SIG (its SigCgt mask in /proc; true when unknown). */
+static bool signal_caught(int tgid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return sig < 1 || sig > 64 || ((mask >> (sig - 1)) & 1);
+}
+
+/* With hooks->lazy_longjmp: signal SIG is about to be delivered to a thread of TGID; when
+ * the process catches it, the longjmp family is watched from now on (before the handler
+ * runs), since the handler may longjmp out of frames stopped at any instruction. */
+static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig)
+{
+	struct proc *p;
+
+	if (!t->watching || !t->hooks || !t->hooks->lazy_longjmp || !sig)
+		return;
+	p = proc_find(t, tgid);
+	if (!p || p->longjmp_needed || p->replaced || !signal_caught(tgid, sig))
+		return;
+	p->longjmp_needed = true;
+	t->res->nlazy_watches++;
+	pr_debug("process %d catches signal %d: watching the longjmp family from now on", tgid,
+		 sig);
+	if (p->tried)
+		watch_install(t, tgid, t->hooks);
 }
 
 /* Records TID, a thread created by a traced one (the kernel attached it). NULL when out of

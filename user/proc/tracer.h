@@ -76,6 +76,12 @@ struct tracer_hooks {
 	 * tracer__run: see early_offset; a forked child gets watches of its own before it
 	 * runs. */
 	int (*watch)(void *ctx, int pid, const char *path, uint64_t file_offset);
+	/* tracer__run with WATCH: the longjmp family is watched in a process only from the
+	 * first delivery of a signal it catches (a handler that longjmps leaves frames at
+	 * arbitrary instructions, which only unwinding finds); until then the caller accounts
+	 * for the frames longjmps leave by itself (longjmp pseudo-edges, cfg/longjmp.h), and
+	 * no longjmp stops the program. A forked child keeps its parent's state. */
+	bool lazy_longjmp;
 	/* Shared libraries profiled besides the binary, by lowercase hex build-id: frames in
 	 * them give events with obj = 1 + their index. At most TRACER_MAX_OBJECTS - 1. */
 	const char *const *lib_ids;
@@ -126,6 +132,8 @@ struct tracer_result {
 				    * FRAME_EXIT events, the process is no longer profiled */
 	size_t nexec_records;
 	unsigned nlongjmps;	  /* longjmps whose skipped frames were recorded */
+	unsigned nlazy_watches;	  /* processes whose longjmps became watched (lazy_longjmp)
+				   * when they caught a signal */
 	double seconds;		  /* wall time from the first instruction to the end (attach:
 				   * from the end of the attach to the start of the detach) */
 	/* tracer__attach only: */

@@ -148,6 +148,8 @@ static bool line_of(struct srcline *sl, uint64_t addr, const char **file, int *l
 	return sl && srcline__lookup(sl, addr, file, line) == 0 && *file && *line > 0;
 }
 
+static void longjmp_summary_json(json_t *run, const struct profile_input *in, int *err);
+
 /* Checks that the plan, the counters and the counts agree; fills the summary totals. */
 struct totals {
 	uint64_t hits, sites_hit, naive_hits, violations;
@@ -267,6 +269,7 @@ static void write_header(struct writer *w)
 		jout_set(run, "threads", json_integer(in->nthreads), &err);
 		jout_set(run, "unwind_failures", json_integer(in->unwind_failures), &err);
 		jout_set(run, "virtual_edges", json_integer((json_int_t)in->nvirtual), &err);
+		longjmp_summary_json(run, in, &err);
 		if (in->unmapped_frames)
 			jout_set(run, "unmapped_frames",
 				 json_integer((json_int_t)in->unmapped_frames), &err);
@@ -345,6 +348,46 @@ static void write_placement(struct writer *w)
 	for (uint32_t i = 0; i < pl->ncounters && !ferror(w->out); i++)
 		fprintf(w->out, "%s%" PRIu64, i ? (i % 16 ? "," : ",\n") : "", in->counters[i]);
 	fputs("]", w->out);
+}
+
+/* Run-level "longjmp": the pseudo-edges of the binary and its libraries (cfg/longjmp.h) and
+ * the flow propagation derived on them, with the longjmps that were unwound instead. */
+static void longjmp_summary_json(json_t *run, const struct profile_input *in, int *err)
+{
+	uint64_t n = 0, abandoned = 0, resumed = 0;
+	json_t *o;
+
+	for (size_t k = 0; k <= in->nlibs; k++) {
+		const struct profile_input *x = k ? &in->libs[k - 1] : in;
+
+		for (size_t i = 0; x->counts && i < x->prog->nfuncs; i++) {
+			const struct func_counts *fc = &x->counts[i];
+
+			for (uint32_t j = 0; fc->edges && j < fc->npseudo; j++) {
+				int64_t c = fc->edges[x->prog->funcs[i].nedges + 1 + j];
+
+				n++;
+				if (c <= 0)
+					continue;
+				if (fc->pseudo[j].kind == CFG_PSEUDO_ABANDON)
+					abandoned += (uint64_t)c;
+				else
+					resumed += (uint64_t)c;
+			}
+		}
+	}
+	if (!n && !in->nlongjmps)
+		return;
+	o = json_object();
+	if (!o) {
+		(*err)++;
+		return;
+	}
+	jout_set(o, "pseudo_edges", json_integer((json_int_t)n), err);
+	jout_set(o, "abandoned", json_integer((json_int_t)abandoned), err);
+	jout_set(o, "resumed", json_integer((json_int_t)resumed), err);
+	jout_set(o, "unwound", json_integer(in->nlongjmps), err);
+	jout_set(run, "longjmp", o, err);
 }
 
 json_t *profile__virtual_json(json_t *from, json_t *to, uint64_t count, uint64_t stopped_at,
@@ -654,6 +697,30 @@ static json_t *func_json(struct writer *w, size_t i)
 			err++;
 		else
 			jout_set(o, "virtual", va, &err);
+	}
+	if (!excluded && fc->npseudo) {
+		/* Longjmp pseudo-edges: derived by propagation, never measured. */
+		json_t *la = json_array();
+
+		for (uint32_t j = 0; la && j < fc->npseudo; j++) {
+			const struct cfg_pseudo *q = &fc->pseudo[j];
+			json_t *po = json_object();
+
+			if (!po) {
+				err++;
+				break;
+			}
+			jout_set(po, "kind", json_string(q->kind == CFG_PSEUDO_ABANDON ? "abandon" : "resume"),
+				 &err);
+			jout_set(po, "block", jout_hex(f->blocks[q->block].start), &err);
+			jout_set(po, "count", fc->edges ? jcount(fc->edges[f->nedges + 1 + j]) : json_null(),
+				 &err);
+			jout_push(la, po, &err);
+		}
+		if (!la)
+			err++;
+		else
+			jout_set(o, "longjmp", la, &err);
 	}
 	jout_set(o, "blocks", blocks, &err);
 	jout_set(o, "edges", edges, &err);
@@ -1294,6 +1361,19 @@ static int read_run(struct reader *r, json_t *root)
 	err = get_uint(r, run, "virtual_edges", INT64_MAX, "run", &p->nvirtual);
 	if (!err && json_object_get(run, "unmapped_frames"))
 		err = get_uint(r, run, "unmapped_frames", INT64_MAX, "run", &p->unmapped_frames);
+	if (!err && json_object_get(run, "longjmp")) {
+		json_t *lj = json_object_get(run, "longjmp");
+
+		if (!json_is_object(lj))
+			return rfail(r, "run: \"longjmp\" is not an object");
+		err = get_uint(r, lj, "pseudo_edges", INT64_MAX, "run.longjmp", &p->lj_pseudo);
+		if (!err)
+			err = get_uint(r, lj, "abandoned", INT64_MAX, "run.longjmp", &p->lj_abandoned);
+		if (!err)
+			err = get_uint(r, lj, "resumed", INT64_MAX, "run.longjmp", &p->lj_resumed);
+		if (!err)
+			err = get_uint(r, lj, "unwound", INT64_MAX, "run.longjmp", &p->lj_unwound);
+	}
 	if (!err)
 		err = read_run_mode(r, run);
 	if (!err)

@@ -17,6 +17,8 @@
  *           "analysis_s": NUM,      (CFG recovery and placement, all objects; optional)
  *           "unwind_failures": INT, "virtual_edges": INT,
  *           "unmapped_frames": INT,                               (optional, 0)
+ *           "longjmp": {"pseudo_edges": INT, "abandoned": INT,    (optional: longjmp
+ *                       "resumed": INT, "unwound": INT},           pseudo-edges, derived)
  *           "mode": "run" | "attach",                             (optional, "run")
  *           "pid": INT, "held_attach_s": NUM, "held_detach_s": NUM, (with "attach")
  *           "execs": [{"pid": INT, "main": BOOL, "at_s": NUM,       (optional)
@@ -42,6 +44,8 @@
  *     "virtual_in": INT, "virtual_out": INT,
  *     "virtual": [{"from": ADDR|"exit", "to": ADDR|"exit", "count": N,
  *                  "stopped_at": ADDR (optional), "resumed_at": ADDR (optional)}] (optional),
+ *     "longjmp": [{"kind": "abandon" | "resume", "block": ADDR,  (optional, written only:
+ *                  "count": COUNT}...],                           derived pseudo-edges)
  *     "blocks": [{"addr": ADDR, "end": ADDR, "count": COUNT,
  *                 "file": STR, "line": INT}...],                (file/line optional)
  *     "edges": [{"from": ADDR, "to": ADDR | "exit", "kind": KIND, "count": COUNT,
@@ -166,6 +170,7 @@ struct profile_input {
 	double seconds;
 	unsigned nprocesses, nthreads, unwind_failures;
 	size_t nvirtual;                     /* virtual edges added */
+	unsigned nlongjmps;                  /* longjmps stopped at and unwound */
 	const char *mode;                    /* "run" (NULL) or "attach" (a running process) */
 	int pid;                             /* attach: the process */
 	double held_attach, held_detach;     /* attach: seconds it was stopped */
@@ -291,6 +296,9 @@ struct profile {
 	unsigned nprocesses, nthreads, unwind_failures;
 	uint64_t nvirtual;
 	uint64_t unmapped_frames; /* run.unmapped_frames */
+	/* run.longjmp (0 when absent): longjmp pseudo-edges planned, the flow derived on them
+	 * (frames left through a call, second returns of setjmp), longjmps unwound. */
+	uint64_t lj_pseudo, lj_abandoned, lj_resumed, lj_unwound;
 	bool attached;         /* recorded by attaching to a running process (mode "attach") */
 	int pid;               /* then: that process */
 	double held_attach, held_detach; /* seconds it was stopped at attach and at detach */

@@ -200,6 +200,11 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
 	if (!o->notes)
 		return pr_err("out of memory");
+	/* Frames a longjmp leaves through calls: pseudo-edges the plan derives (no unwinding
+	 * at the longjmp, see session__longjmp_lazy). */
+	if (cfg_longjmp__analyze(&o->lj, &o->prog))
+		return pr_err("out of memory");
+	o->popt.longjmp = &o->lj;
 	/* Where in-process counters can go, before the plan prices its sites. */
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
@@ -221,6 +226,9 @@ static int object_prepare(struct session_object *o, const char *path,
 	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters, %u jump tables",
 		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
 		o->pl.nsites, o->pl.ncounters, o->nordinals);
+	if (o->lj.active)
+		pr_info("'%s': longjmp pseudo-edges: %u abandon, %u resume (%u in chord plans, one chord each)",
+			path, o->lj.nabandon, o->lj.nresume, o->pl.npseudo);
 	return 0;
 }
 
@@ -515,6 +523,7 @@ struct frame_map {
 	size_t *n;               /* [nobjs] */
 	const struct frame_event **lost; /* frames in no recovered block, room for every event */
 	size_t nlost;
+	size_t ncovered; /* unwound frames whose flow a longjmp pseudo-edge carries */
 };
 
 
@@ -627,6 +636,40 @@ static bool event_counts(const struct session *s, const struct frame_event *ev)
 	return ev->obj == 0 || !s->main_pid || ev->tgid == s->main_pid;
 }
 
+/* Whether FP has pseudo-edge KIND at BLOCK (its pseudo-edges are sorted by block). */
+static bool has_pseudo(const struct func_plan *fp, uint32_t block, uint8_t kind)
+{
+	uint32_t lo = 0, hi = fp->npseudo;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fp->pseudo[mid].block < block)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < fp->npseudo && fp->pseudo[lo].block == block && fp->pseudo[lo].kind == kind;
+}
+
+/* Whether virtual edge VE of object O is flow a longjmp pseudo-edge already carries (a frame
+ * left while waiting on a call with an abandon edge, or entered after a setjmp call with a
+ * resume edge): propagation derives those, so the edge is not added (counted once). */
+static bool covered_by_pseudo(const struct session_object *o, const struct virtual_edge *ve)
+{
+	const struct cfg_func *f = &o->prog.funcs[ve->func];
+	const struct func_plan *fp = &o->pl.funcs[ve->func];
+
+	if (fp->status == PLAN_EXCLUDED || !fp->npseudo)
+		return false;
+	if (ve->to == f->nblocks && ve->from < f->nblocks && !ve->stopped_at)
+		return has_pseudo(fp, ve->from, CFG_PSEUDO_ABANDON);
+	if (ve->from == f->nblocks && ve->to < f->nblocks &&
+	    ve->resumed_at == f->blocks[ve->to].end)
+		return has_pseudo(fp, ve->to, CFG_PSEUDO_RESUME);
+	return false;
+}
+
 /* The frames of one C++ throw, from its marker at events[I]: innermost first, each frame whose
  * call has no landing pad is skipped by the exception (left without returning); the first one
  * whose call has one handles it (through its exception edge) and ends the walk. Frames of
@@ -661,7 +704,8 @@ static size_t throw_frames(struct frame_map *m, const struct tracer_result *tr, 
 		for (uint32_t k = 0; k < b->nsucc; k++)
 			handled |= f->edges[f->succ[b->first_succ + k]].kind == EDGE_EXCEPTION;
 		if (!handled && frames__virtual_edge(prog, bi, ev->vaddr, FRAME_LEFT, false,
-						     &m->v[ev->obj][m->n[ev->obj]]) == 1)
+						     &m->v[ev->obj][m->n[ev->obj]]) == 1 &&
+		    !covered_by_pseudo(&m->s->objs[ev->obj], &m->v[ev->obj][m->n[ev->obj]]))
 			m->n[ev->obj]++;
 	}
 	return i - 1;
@@ -701,7 +745,9 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 		rc = frames__virtual_edge(&s->objs[ev->obj].prog, &m->bi[ev->obj], ev->vaddr,
 					  ev->kind == FRAME_ENTRY ? FRAME_ENTERED : FRAME_LEFT,
 					  ev->activation, ve);
-		if (rc == 1) {
+		if (rc == 1 && covered_by_pseudo(&s->objs[ev->obj], ve)) {
+			m->ncovered++;
+		} else if (rc == 1) {
 			ve->stopped_before = ev->pending;
 			m->n[ev->obj]++;
 		} else if (rc < 0) {
@@ -974,6 +1020,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			.argv = info->argv, .wait_status = tr->wait_status, .seconds = tr->seconds,
 			.nprocesses = tr->nprocesses, .nthreads = tr->nthreads,
 			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
+			.nlongjmps = tr->nlongjmps,
 			.mode = info->mode, .pid = info->pid, .held_attach = info->held_attach,
 			.held_detach = info->held_detach, .analysis_s = s->analysis_s,
 			.execs = execs, .nexecs = tr->nexec_records,
@@ -1058,6 +1105,7 @@ void session__release(struct session *s)
 		free(o->notes);
 		run_weights__free(&o->rw);
 		placement__free(&o->pl);
+		cfg_longjmp__free(&o->lj);
 		cfg_program__free(&o->prog);
 		elf_image__close(&o->img);
 	}
@@ -1066,4 +1114,12 @@ void session__release(struct session *s)
 	s->nobjs = 0;
 	loop_probes__free(&s->loops);
 	s->loop_stats = false;
+}
+
+bool session__longjmp_lazy(const struct session *s)
+{
+	for (size_t k = 0; k < s->nobjs; k++)
+		if (!s->objs[k].lj.active)
+			return false;
+	return s->nobjs > 0;
 }

@@ -47,6 +47,7 @@ struct session_object {
 	struct cfg_program prog;
 	struct placement pl;
 	struct placement_options popt;
+	struct cfg_longjmp lj; /* its longjmp pseudo-edges (popt.longjmp) */
 	struct run_weights rw;
 	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
 	uint32_t capacity;
@@ -157,6 +158,13 @@ void session__forked(struct session *s, int child);
 /* Whether some sites of S may be counted in process (then an attach installs its counters
  * while every thread is held, and follows forks). */
 bool session__patches(const struct session *s);
+
+/* Whether longjmps need no watch until a signal is caught (tracer_hooks.lazy_longjmp): every
+ * profiled object calls a setjmp- or longjmp-family function, so its longjmp pseudo-edges
+ * carry the flow of every frame a longjmp leaves through its calls. An object that calls
+ * none has no pseudo-edges (a library's longjmp may still skip its frames through a
+ * callback): then every longjmp is watched and unwound, as before. */
+bool session__longjmp_lazy(const struct session *s);
 
 /* Watches the instruction at FILE_OFFSET of PATH in process PID only (tracer_hooks.watch):
  * the uprobe goes into that process's memory, no other process's. */
