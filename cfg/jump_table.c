@@ -442,6 +442,18 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 		apply_branch(st, di->cc, taken_to_next);
 		return;
 	}
+	if (di->flow == INSN_CALL || di->flow == INSN_CALL_IND) {
+		/* A call that returned (the chain goes on after it): the System V ABI's
+		 * caller-saved registers, the flags and memory are unknown afterwards; rbx, rbp,
+		 * rsp and r12-r15 keep their values. */
+		static const int clobbered[] = { 0, 1, 2, 6, 7, 8, 9, 10, 11 };
+
+		for (size_t i = 0; i < sizeof(clobbered) / sizeof(clobbered[0]); i++)
+			st->reg[clobbered[i]] = fresh(st);
+		st->cmp_valid = false;
+		memo_store(st, NULL, 0, NULL);
+		return;
+	}
 	switch (in->id) {
 	case X86_INS_MOV:
 		if (o0 && o0->type == X86_OP_MEM && o1) {
@@ -714,7 +726,11 @@ static const cs_insn *copy_insn(struct decoder *d, uint64_t addr, struct insn_co
 }
 
 /* Extends CHAIN (N instructions, the last the oldest) backwards while each instruction has a
- * unique predecessor that is not a call or syscall. Returns the new length. */
+ * unique predecessor that is not a syscall. A call that returns is passed through: step()
+ * keeps the callee-saved registers across it, as the compiler that emitted the code did
+ * (perl's Perl_sv_upgrade bounds a copy of its index before one path calls
+ * Perl_sv_force_normal_flags, and uses the index after the paths meet). Returns the new
+ * length. */
 static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *chain, int n)
 {
 	uint64_t cur = chain[n - 1], p;
@@ -722,8 +738,7 @@ static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *c
 	while (n <= MAX_CHAIN && cfg->unique_pred(cfg->ctx, cur, &p)) {
 		const struct dinsn *di = decoder__get(d, p);
 
-		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
-		    di->flow == INSN_SYSCALL)
+		if (!di || di->flow == INSN_SYSCALL)
 			break;
 		chain[n++] = p;
 		cur = p;
@@ -834,8 +849,7 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 	for (size_t k = 0; k < np && !err; k++) {
 		const struct dinsn *di = decoder__get(d, preds[k]);
 
-		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
-		    di->flow == INSN_SYSCALL || di->flow == INSN_JMP_IND) {
+		if (!di || di->flow == INSN_SYSCALL || di->flow == INSN_JMP_IND) {
 			err = -ENOENT;
 			break;
 		}
