@@ -373,8 +373,20 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 			else
 				memo_store(st, NULL, 0, NULL);
 		}
-	if (in->id == X86_INS_PUSH || in->id == X86_INS_CALL)
-		memo_store(st, NULL, 0, NULL); /* writes below rsp: keep it simple */
+	if (in->id == X86_INS_CALL) {
+		memo_store(st, NULL, 0, NULL);
+	} else if (in->id == X86_INS_PUSH) {
+		/* A write below rsp: cells at a constant address (globals, `cmpl $4,x(%rip)` before
+		 * the pushes of a prologue and the reload of x after them, as in Debian ls) are
+		 * not on the stack and stay known; any cell whose address depends on a register
+		 * may be the stack and is forgotten. */
+		int k = 0;
+
+		for (int m = 0; m < st->nmemo; m++)
+			if (st->memo[m].addr.sym < 0)
+				st->memo[k++] = st->memo[m];
+		st->nmemo = k;
+	}
 
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 		/* Unknown effects: forget everything. */
