@@ -659,12 +659,21 @@ write_results() {
 				n, $2, $3, $4, $5, $6, $7, $9 }' "$f"
 	done
 	echo
-	echo "## Silent differences (first 10 of each kind per program)"
+	echo "## Differences in functions presented as exact (first 10 of each kind per program)"
+	echo
+	echo "Each is SILENT unless the direct count in edgeprof's environment settled its function"
+	echo "(a \"confirm\" line: ENV; perf_equal/perf_differ: probed blocks where perf's count"
+	echo "equals / differs from the profile's in the same run; unprobed: blocks that begin with"
+	echo "a nop, not probed)."
 	echo
 	for r in "${ROWS[@]}"; do
 		n=${r%%	*}
 		f=$OUT/$n/sweep.tsv
 		[ -f "$f" ] || continue
+		if [ -f "$OUT/$n/confirm.txt" ] && grep -q '^diff' "$f" "$OUT/$n/edges.txt" 2>/dev/null
+		then
+			sed "s/^/- $n: /; s/\t/ /g" "$OUT/$n/confirm.txt"
+		fi
 		awk -F'\t' -v n="$n" '$1 == "diff" && $2 == "exact" && k++ < 10 {
 			printf "- %s: %s block %s: profile %s, callgrind %s\n", n, $3, $4, $5, $6 }' "$f"
 		grep '^diff' "$OUT/$n/edges.txt" 2>/dev/null | head -n 10 | sed "s/^/- $n: /" || true
