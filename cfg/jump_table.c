@@ -39,6 +39,19 @@ struct memo {
 	struct sval val;
 };
 
+/* A cell whose address is not affine in one symbol (base and index both unknown), known by
+ * the values of its base and index: `cmpb $0xc,(%rax,%rdx,1); ja` then
+ * `movzbl (%rax,%rdx,1),%edx` reads the byte the compare bounded (Debian dash). Every store
+ * forgets them all (any store may alias such a cell). */
+struct smemo {
+	struct sval base, index;
+	int64_t disp;
+	int scale;
+	uint8_t size;
+	bool sext;
+	struct sval val;
+};
+
 struct jt_state {
 	struct decoder *d;
 	const struct jt_cfg *cfg;
@@ -47,6 +60,8 @@ struct jt_state {
 	int64_t const_val[16];
 	struct memo memo[MAX_MEMO];
 	int nmemo;
+	struct smemo smemo[MAX_MEMO];
+	int nsmemo;
 	struct sval reg[16];
 	struct symdef syms[MAX_SYMS];
 	int nsyms;
@@ -303,6 +318,7 @@ static void memo_store(struct jt_state *st, const struct sval *addr, uint8_t siz
 {
 	int i, k = 0;
 
+	st->nsmemo = 0;
 	if (!addr) {
 		st->nmemo = 0;
 		return;
@@ -329,6 +345,43 @@ static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size
 	return v;
 }
 
+/* The value of a load from OP (sign-extended: SEXT), whose address is not affine: the value of
+ * an earlier load of the same size and extension from the same base and index values (no
+ * store between), or a new unknown. */
+static bool smemo_load(struct jt_state *st, const cs_x86_op *op, bool sext, struct sval *out)
+{
+	struct sval zero = { .sym = -1 }, b = zero, ix = zero, *r;
+
+	if (op->mem.segment != X86_REG_INVALID || op->mem.base == X86_REG_RIP)
+		return false;
+	if (op->mem.base != X86_REG_INVALID) {
+		if (!(r = reg_of(st, op->mem.base)))
+			return false;
+		b = *r;
+	}
+	if (op->mem.index != X86_REG_INVALID) {
+		if (!(r = reg_of(st, op->mem.index)))
+			return false;
+		ix = *r;
+	}
+	for (int i = 0; i < st->nsmemo; i++) {
+		const struct smemo *m = &st->smemo[i];
+
+		if (same_sval(m->base, b) && same_sval(m->index, ix) && m->disp == op->mem.disp &&
+		    m->scale == op->mem.scale && m->size == op->size && m->sext == sext) {
+			*out = m->val;
+			return true;
+		}
+	}
+	*out = fresh(st);
+	if (out->sym != MAX_SYMS - 1 && st->nsmemo < MAX_MEMO)
+		st->smemo[st->nsmemo++] = (struct smemo){ .base = b, .index = ix,
+							  .disp = op->mem.disp,
+							  .scale = op->mem.scale, .size = op->size,
+							  .sext = sext, .val = *out };
+	return true;
+}
+
 static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 			  bool sext, struct sval *out)
 {
@@ -346,7 +399,7 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 		return true;
 	case X86_OP_MEM:
 		if (!mem_addr(st, in, op, &a))
-			return false;
+			return smemo_load(st, op, sext, out);
 		*out = memo_load(st, a, op->size, sext);
 		/* A zero-extending load of a byte or a word bounds the value. */
 		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
@@ -382,6 +435,7 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 		 * may be the stack and is forgotten. */
 		int k = 0;
 
+		st->nsmemo = 0;
 		for (int m = 0; m < st->nmemo; m++)
 			if (st->memo[m].addr.sym < 0)
 				st->memo[k++] = st->memo[m];
