@@ -39,6 +39,19 @@ struct memo {
 	struct sval val;
 };
 
+/* A cell whose address is not affine in one symbol (base and index both unknown), known by
+ * the values of its base and index: `cmpb $0xc,(%rax,%rdx,1); ja` then
+ * `movzbl (%rax,%rdx,1),%edx` reads the byte the compare bounded (Debian dash). Every store
+ * forgets them all (any store may alias such a cell). */
+struct smemo {
+	struct sval base, index;
+	int64_t disp;
+	int scale;
+	uint8_t size;
+	bool sext;
+	struct sval val;
+};
+
 struct jt_state {
 	struct decoder *d;
 	const struct jt_cfg *cfg;
@@ -47,6 +60,8 @@ struct jt_state {
 	int64_t const_val[16];
 	struct memo memo[MAX_MEMO];
 	int nmemo;
+	struct smemo smemo[MAX_MEMO];
+	int nsmemo;
 	struct sval reg[16];
 	struct symdef syms[MAX_SYMS];
 	int nsyms;
@@ -303,6 +318,7 @@ static void memo_store(struct jt_state *st, const struct sval *addr, uint8_t siz
 {
 	int i, k = 0;
 
+	st->nsmemo = 0;
 	if (!addr) {
 		st->nmemo = 0;
 		return;
@@ -329,6 +345,43 @@ static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size
 	return v;
 }
 
+/* The value of a load from OP (sign-extended: SEXT), whose address is not affine: the value of
+ * an earlier load of the same size and extension from the same base and index values (no
+ * store between), or a new unknown. */
+static bool smemo_load(struct jt_state *st, const cs_x86_op *op, bool sext, struct sval *out)
+{
+	struct sval zero = { .sym = -1 }, b = zero, ix = zero, *r;
+
+	if (op->mem.segment != X86_REG_INVALID || op->mem.base == X86_REG_RIP)
+		return false;
+	if (op->mem.base != X86_REG_INVALID) {
+		if (!(r = reg_of(st, op->mem.base)))
+			return false;
+		b = *r;
+	}
+	if (op->mem.index != X86_REG_INVALID) {
+		if (!(r = reg_of(st, op->mem.index)))
+			return false;
+		ix = *r;
+	}
+	for (int i = 0; i < st->nsmemo; i++) {
+		const struct smemo *m = &st->smemo[i];
+
+		if (same_sval(m->base, b) && same_sval(m->index, ix) && m->disp == op->mem.disp &&
+		    m->scale == op->mem.scale && m->size == op->size && m->sext == sext) {
+			*out = m->val;
+			return true;
+		}
+	}
+	*out = fresh(st);
+	if (out->sym != MAX_SYMS - 1 && st->nsmemo < MAX_MEMO)
+		st->smemo[st->nsmemo++] = (struct smemo){ .base = b, .index = ix,
+							  .disp = op->mem.disp,
+							  .scale = op->mem.scale, .size = op->size,
+							  .sext = sext, .val = *out };
+	return true;
+}
+
 static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 			  bool sext, struct sval *out)
 {
@@ -346,7 +399,7 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 		return true;
 	case X86_OP_MEM:
 		if (!mem_addr(st, in, op, &a))
-			return false;
+			return smemo_load(st, op, sext, out);
 		*out = memo_load(st, a, op->size, sext);
 		/* A zero-extending load of a byte or a word bounds the value. */
 		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
@@ -373,8 +426,21 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 			else
 				memo_store(st, NULL, 0, NULL);
 		}
-	if (in->id == X86_INS_PUSH || in->id == X86_INS_CALL)
-		memo_store(st, NULL, 0, NULL); /* writes below rsp: keep it simple */
+	if (in->id == X86_INS_CALL) {
+		memo_store(st, NULL, 0, NULL);
+	} else if (in->id == X86_INS_PUSH) {
+		/* A write below rsp: cells at a constant address (globals, `cmpl $4,x(%rip)` before
+		 * the pushes of a prologue and the reload of x after them, as in Debian ls) are
+		 * not on the stack and stay known; any cell whose address depends on a register
+		 * may be the stack and is forgotten. */
+		int k = 0;
+
+		st->nsmemo = 0;
+		for (int m = 0; m < st->nmemo; m++)
+			if (st->memo[m].addr.sym < 0)
+				st->memo[k++] = st->memo[m];
+		st->nmemo = k;
+	}
 
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 		/* Unknown effects: forget everything. */
@@ -440,6 +506,18 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 
 	if (di->flow == INSN_JCC) {
 		apply_branch(st, di->cc, taken_to_next);
+		return;
+	}
+	if (di->flow == INSN_CALL || di->flow == INSN_CALL_IND) {
+		/* A call that returned (the chain goes on after it): the System V ABI's
+		 * caller-saved registers, the flags and memory are unknown afterwards; rbx, rbp,
+		 * rsp and r12-r15 keep their values. */
+		static const int clobbered[] = { 0, 1, 2, 6, 7, 8, 9, 10, 11 };
+
+		for (size_t i = 0; i < sizeof(clobbered) / sizeof(clobbered[0]); i++)
+			st->reg[clobbered[i]] = fresh(st);
+		st->cmp_valid = false;
+		memo_store(st, NULL, 0, NULL);
 		return;
 	}
 	switch (in->id) {
@@ -714,7 +792,11 @@ static const cs_insn *copy_insn(struct decoder *d, uint64_t addr, struct insn_co
 }
 
 /* Extends CHAIN (N instructions, the last the oldest) backwards while each instruction has a
- * unique predecessor that is not a call or syscall. Returns the new length. */
+ * unique predecessor that is not a syscall. A call that returns is passed through: step()
+ * keeps the callee-saved registers across it, as the compiler that emitted the code did
+ * (perl's Perl_sv_upgrade bounds a copy of its index before one path calls
+ * Perl_sv_force_normal_flags, and uses the index after the paths meet). Returns the new
+ * length. */
 static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *chain, int n)
 {
 	uint64_t cur = chain[n - 1], p;
@@ -722,8 +804,7 @@ static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *c
 	while (n <= MAX_CHAIN && cfg->unique_pred(cfg->ctx, cur, &p)) {
 		const struct dinsn *di = decoder__get(d, p);
 
-		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
-		    di->flow == INSN_SYSCALL)
+		if (!di || di->flow == INSN_SYSCALL)
 			break;
 		chain[n++] = p;
 		cur = p;
@@ -834,8 +915,7 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 	for (size_t k = 0; k < np && !err; k++) {
 		const struct dinsn *di = decoder__get(d, preds[k]);
 
-		if (!di || di->flow == INSN_CALL || di->flow == INSN_CALL_IND ||
-		    di->flow == INSN_SYSCALL || di->flow == INSN_JMP_IND) {
+		if (!di || di->flow == INSN_SYSCALL || di->flow == INSN_JMP_IND) {
 			err = -ENOENT;
 			break;
 		}

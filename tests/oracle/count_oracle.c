@@ -1,7 +1,7 @@
 /*
  * count_oracle: checks the counts of an edgeprof profile exactly against valgrind callgrind.
  *
- *   count_oracle --profile JSON --callgrind OUT [--callgrind OUT...] --binary PATH
+ *   count_oracle --profile JSON --callgrind OUT [--callgrind OUT...] --binary PATH [--all]
  *
  * JSON is the output of `edgeprof report --json`; each OUT a callgrind output of the same run
  * (--dump-instr=yes --collect-jumps=yes --skip-plt=no; one file per process, which are summed).
@@ -46,6 +46,7 @@
 #include "support/callgrind.h"
 
 #define MAX_PRINTED 50
+static unsigned long max_printed = MAX_PRINTED; /* --all: every difference is printed */
 #define MAX_CG_FILES 256
 #define EXIT_ADDR UINT64_MAX
 
@@ -118,7 +119,7 @@ struct oracle {
 static void usage(void)
 {
 	fprintf(stderr, "usage: count_oracle --profile JSON --callgrind OUT [--callgrind OUT...] "
-			"--binary PATH\n");
+			"--binary PATH [--all]\n");
 }
 
 /* ---- the binary: loadable segments, build id, decoding ---------------------------------- */
@@ -484,7 +485,7 @@ static void diff(struct oracle *o, const char *func, const char *what, uint64_t 
 		 const char *kind, uint64_t have, int64_t want)
 {
 	o->diffs++;
-	if (o->printed++ >= MAX_PRINTED)
+	if (o->printed++ >= max_printed)
 		return;
 	if (b == EXIT_ADDR)
 		printf("diff %s: %s 0x%" PRIx64 " -> exit %s: profile %" PRIu64 ", callgrind %"
@@ -806,6 +807,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			files[nfiles++] = argv[++i];
+		} else if (!strcmp(argv[i], "--all")) {
+			max_printed = (unsigned long)-1;
 		} else {
 			usage();
 			return 2;
@@ -853,8 +856,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "count_oracle: out of memory\n");
 		goto out;
 	}
-	if (o.printed > MAX_PRINTED)
-		printf("... %lu more differences not shown\n", o.printed - MAX_PRINTED);
+	if (o.printed > max_printed)
+		printf("... %lu more differences not shown\n", o.printed - max_printed);
 	printf("count_oracle %s: functions %lu, blocks %lu, edges %lu checked (null: functions "
 	       "%lu, blocks %lu, edges %lu; outside .text: functions %lu; executed instructions "
 	       "covered %.1f%%); differences %lu %s\n", profile, o.funcs, o.blocks, o.edges,
