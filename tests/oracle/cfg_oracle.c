@@ -671,8 +671,7 @@ static int run_check(const char *binary, const char *cg_file, const char *cfg_bi
 		fprintf(stderr, "cfg_oracle: %s\n", o.prof.error);
 		goto out;
 	}
-	/* Self-check of the reader: the self costs must add up to callgrind's own total. */
-	if (o.prof.summary_ir && o.prof.summary_ir != o.prof.total_ir) {
+	if (!cg_profile__whole(&o.prof)) {
 		fprintf(stderr, "cfg_oracle: %s: parsed Ir total %" PRIu64 " != summary %" PRIu64
 			"\n", cg_file, o.prof.total_ir, o.prof.summary_ir);
 		goto out;

@@ -320,13 +320,7 @@ static int load_callgrind(struct cgdata *cg, const char **files, int nfiles, con
 			cg_profile__free(&one);
 			return -1;
 		}
-		/* Self-check of the reader: the self costs add up to callgrind's own total. When
-		 * a signal handler longjmps, callgrind's running "summary:" misses the cost it
-		 * had accumulated in the handler's context (measured: tests/programs/
-		 * longjmp_mix.c, summary 208656, every line and "totals:" 211446); the file is
-		 * still whole when its lines add up to its "totals:" line. */
-		if (one.summary_ir && one.summary_ir != one.total_ir &&
-		    !(one.totals_ir && one.totals_ir == one.total_ir)) {
+		if (!cg_profile__whole(&one)) {
 			fprintf(stderr, "count_oracle: %s: parsed Ir total %" PRIu64
 				" != summary %" PRIu64 "\n", files[k], one.total_ir, one.summary_ir);
 			cg_profile__free(&one);

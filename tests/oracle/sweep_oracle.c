@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 			cg_profile__free(&one);
 			goto out;
 		}
-		if (one.summary_ir && one.summary_ir != one.total_ir) {
+		if (!cg_profile__whole(&one)) {
 			fprintf(stderr, "sweep_oracle: %s: parsed Ir total %" PRIu64
 				" != summary %" PRIu64 "\n", files[i], one.total_ir,
 				one.summary_ir);

@@ -752,3 +752,9 @@ long cg_profile__first_jump(const struct cg_profile *prof, uint64_t from)
 	}
 	return lo < prof->njumps && prof->jumps[lo].from == from ? (long)lo : -1;
 }
+
+bool cg_profile__whole(const struct cg_profile *prof)
+{
+	return !prof->summary_ir || prof->summary_ir == prof->total_ir ||
+	       (prof->totals_ir && prof->totals_ir == prof->total_ir);
+}

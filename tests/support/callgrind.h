@@ -64,6 +64,13 @@ int cg_profile__parse(struct cg_profile *prof, const char *buf, size_t len, cons
 /* Releases what a load allocated; safe on a zeroed or failed profile. */
 void cg_profile__free(struct cg_profile *prof);
 
+/* Self-check of the reader: whether the self costs read add up to callgrind's own total (its
+ * "summary:", or its "totals:" line: when a signal handler longjmps, callgrind's running
+ * summary misses the cost it had accumulated in the handler's context (measured:
+ * tests/programs/longjmp_mix.c, summary 208656, every line and "totals:" 211446), and the
+ * file is still whole when its lines add up to "totals:"). A file with neither passes. */
+bool cg_profile__whole(const struct cg_profile *prof);
+
 /* Adds the counts of SRC (another process's profile of the same object, e.g. a forked child)
  * to DST, which stays sorted and merged as cg_profile__load leaves it. A zeroed DST is fine.
  * Returns 0, or -1 when out of memory (DST unchanged in meaning, maybe larger). */
