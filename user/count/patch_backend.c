@@ -418,7 +418,7 @@ static int patch_read(void *be, uint64_t *counters)
 }
 
 /* The end of an attach window: every original byte back, the regions unmapped (but those a
- * held thread's stack still points into). */
+ * held thread's stack still points into, in a trampoline or at a springboard). */
 static int patch_uncount(void *be, int pid)
 {
 	struct patch_backend *b = be;
@@ -436,6 +436,24 @@ static int patch_uncount(void *be, int pid)
 		pts.lo = rg->tramp_base;
 		pts.hi = rg->tramp_base + rg->tramp_size;
 		err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi, add_point, &pts);
+	}
+	/* And those at a springboard (a signal frame saved right after a site's jmp rel8). */
+	for (size_t k = 0; !err && k < PATCH_MAX_OBJECTS; k++) {
+		const struct patch_obj *po = &b->objs[k];
+
+		pts.lo = UINT64_MAX;
+		pts.hi = 0;
+		for (size_t j = 0; j < po->nblobs; j++) {
+			if (!po->blobs[j].sb)
+				continue;
+			if (po->blobs[j].sb < pts.lo)
+				pts.lo = po->blobs[j].sb;
+			if (po->blobs[j].sb + 5 > pts.hi)
+				pts.hi = po->blobs[j].sb + 5;
+		}
+		if (pts.lo < pts.hi)
+			err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi, add_point,
+							  &pts);
 	}
 	if (!err) {
 		kept = patcher__remove(b->pt, tids, ntids, pts.v, pts.n);
