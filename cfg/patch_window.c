@@ -599,8 +599,8 @@ static int code_symbols(const struct elf_image *img, uint64_t **out, size_t *n)
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		data = elf_getdata(scn, NULL);
 		for (size_t i = 0; data && !err && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -771,7 +771,8 @@ static int find_gaps(struct patch_analysis *pa, struct decoder *d)
 		for (size_t k = i; k < j; k++)
 			if (v[k].end == end && (!v[k].stops || func_refused(pa, v[k].func)))
 				ok = false;
-		if (ok && j < n && !func_refused(pa, v[j].func) && v[j].start - end >= PATCH_SPRING_LEN) {
+		if (ok && j < n && !func_refused(pa, v[j].func) &&
+		    v[j].start - end >= PATCH_SPRING_LEN) {
 			uint64_t lo = end, hi = v[j].start;
 			const struct elf_section *s = elf_image__section_at(prog->img, lo);
 

@@ -156,7 +156,8 @@ int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, u
 
 /* The shortest branch window ending with instruction INSN of FUNC (its block's jcc), under
  * AVOID as above; when the block has fewer than 5 bytes up to the jcc's end, the jcc alone as
- * a short window (w->short_jump), if a springboard slot is in reach. live_taken / live_not_taken say where each outcome's increment needs the
+ * a short window (w->short_jump), if a springboard slot is in reach. live_taken /
+ * live_not_taken say where each outcome's increment needs the
  * flags; cls is their worst. Returns 0 with *W, or -ENOENT. */
 int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
 				  const uint64_t *avoid, size_t navoid, struct patch_window *w);

@@ -6,8 +6,8 @@
  * hand-assembles a blob: the site gets `jmp tramp_k; int3`, the trampoline `lock incq
  * counter_k(%rip)` (a 0x3e / 0xf0 prefix), the three displaced instructions and `jmp f_k + 6`;
  * for odd k (but the last) the site gets `jmp rel8` to a springboard in the function's
- * alignment padding (at f_k + 20, after its ret) holding `jmp tramp_k` (window 2 steps a thread onto a springboard:
- * removed, it must be back at the site).
+ * alignment padding (at f_k + 20, after its ret) holding `jmp tramp_k` (window 2 steps a
+ * thread onto a springboard: removed, it must be back at the site).
  * Modes (each exits 0 when every check held, prints "FAIL: ..." lines and exits 1 otherwise):
  *   run FUNCS CALLS PROG ARGS...     starts PROG under ptrace, patches at the exec stop (run-ev:
  *                                    at the PTRACE_EVENT_EXEC stop inside execve), turns
@@ -728,8 +728,8 @@ static int one_window(struct target *t, int w, int windows)
 			     pc);
 		else if (pcs[i] >= t->funcs && pcs[i] < t->funcs + STRIDE * (uint64_t)t->nfuncs &&
 			 (pcs[i] - t->funcs) % STRIDE == SB_OFF && pc != pcs[i] - SB_OFF)
-			FAIL("window %d: thread %d at the springboard %#" PRIx64 " moved to %#" PRIx64
-			     ", not to its site",
+			FAIL("window %d: thread %d at the springboard %#" PRIx64
+			     " moved to %#" PRIx64 ", not to its site",
 			     w, tids[i], pcs[i], pc);
 		else if (rc == 1 && pc != orig)
 			FAIL("window %d: thread %d moved to %#" PRIx64 ", not %#" PRIx64, w,

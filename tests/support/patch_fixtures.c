@@ -239,9 +239,9 @@ __asm__(".text\n"
 	".size pf_tail,.-pf_tail\n"
 
 	/* pf_sb_intra(x): 1 when (x & 0xff) == 0x60, else 2. Its entry block jumps over 5 bytes
-	 * of padding (a nopl nothing reaches, at pf_sb_intra + 4) to a 4-byte block, cmp $0x60,%al; jne: a short
-	 * branch window whose springboard can only be that padding (the quickscan shape of
-	 * sqlite3). */
+	 * of padding (a nopl nothing reaches, at pf_sb_intra + 4) to a 4-byte block, cmp
+	 * $0x60,%al; jne: a short branch window with a springboard in that padding (the shape of
+	 * sqlite3's quickscan). */
 	".globl pf_sb_intra\n.type pf_sb_intra,@function\n.p2align 4\n"
 	"pf_sb_intra:\n"
 	"  mov %edi,%eax\n"

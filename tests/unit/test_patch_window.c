@@ -399,9 +399,8 @@ static void test_springboards(void **state)
 	if (patch_analysis__springboard(&pa, &w, used, 1, NULL, 0, &sb2) == 0)
 		assert_true(sb2 + 5 <= intra || sb2 >= intra + 5);
 	/* Its entry block (mov, jmp: 4 bytes) may use the same padding as a count window. */
-	assert_int_equal(patch_analysis__count_window(&pa, fi, 0 + insn_of(f, (const void *)pf_sb_intra),
-						      NULL, 0, 0, &w),
-			 0);
+	k = insn_of(f, (const void *)pf_sb_intra);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w), 0);
 	assert_true(w.short_jump);
 	assert_int_equal(w.len, 4);
 	assert_true(w.ends_block);

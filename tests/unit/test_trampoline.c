@@ -809,11 +809,12 @@ static void test_patch_sites(void **state)
 	assert_int_equal(len[1], 6);
 	/* A held thread's pc inside refuses; at the window's start it does not. */
 	held = start[1] + 2;
-	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]),
-			 -ENOENT);
+	assert_int_equal(
+		patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]),
+		-ENOENT);
 	held = start[1];
-	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]),
-			 0);
+	assert_int_equal(
+		patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]), 0);
 	counters[12] = counters[13] = counters[14] = 0;
 	for (int k = 0; k < 2; k++) {
 		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], 0, bias,
@@ -881,8 +882,8 @@ static void test_springboard_sites(void **state)
 	assert_int_equal(start[0], cs.addr);
 	assert_int_equal(len[0], 2);
 	assert_int_equal(sb[0], cs.addr + 3); /* right after the ret */
-	assert_int_equal(patch_sites__window(ps, &bs, NULL, 0, &sb[0], 1, &start[1], &len[1], &sb[1]),
-			 0);
+	assert_int_equal(
+		patch_sites__window(ps, &bs, NULL, 0, &sb[0], 1, &start[1], &len[1], &sb[1]), 0);
 	assert_int_equal(start[1], bs.addr);
 	assert_int_equal(len[1], 2);
 	assert_int_equal(sb[1], (uint64_t)(uintptr_t)pf_sb_intra - bias + 4);

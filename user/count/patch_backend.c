@@ -452,8 +452,8 @@ static int patch_uncount(void *be, int pid)
 				pts.hi = po->blobs[j].sb + 5;
 		}
 		if (pts.lo < pts.hi)
-			err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi, add_point,
-							  &pts);
+			err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi,
+							  add_point, &pts);
 	}
 	if (!err) {
 		kept = patcher__remove(b->pt, tids, ntids, pts.v, pts.n);

@@ -83,7 +83,8 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 }
 
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
-		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters, bool atomic,
+		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
+		      bool atomic,
 		      struct patch_blob *out)
 {
 	struct patch_window w;

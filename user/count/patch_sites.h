@@ -41,7 +41,8 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
  * address of the object's counter 0 (counter c at COUNTERS + 8c), ATOMIC whether increments
  * start locked. Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
-		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters, bool atomic,
+		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
+		      bool atomic,
 		      struct patch_blob *out);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */

@@ -57,9 +57,9 @@ const struct patcher_region *patcher__region(const struct patcher *p, size_t i);
  * before) may overlap (-EINVAL: a springboard is never shared); every thread of the process
  * must be stopped under our ptrace (checked: -ESRCH), none with its pc strictly inside a window
  * (site, site + len) or in a springboard [sb, sb + 5) (-EBUSY); and the bytes at each site and
- * springboard must equal blob.orig and blob.sb_orig (-EILSEQ). The lock prefixes are written as given,
- * or 0xf0 after patcher__set_atomic. May be called again with more blobs (a library mapped
- * later). Returns 0, or a negative errno with one line and no site of this call changed. */
+ * springboard must equal blob.orig and blob.sb_orig (-EILSEQ). The lock prefixes are written
+ * as given, or 0xf0 after patcher__set_atomic. May be called again with more blobs (a
+ * library mapped later). Returns 0, or a negative errno with one line and no site of this call changed. */
 int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n);
 
 /* Copies the current counter values into COUNTERS[0, N): region 0's counters, then region
@@ -101,9 +101,9 @@ int patcher__orig_of(const struct patcher *p, uint64_t addr, uint64_t *orig);
  * unmapped in the target, except those of an object whose trampolines hold one of
  * FRAME_PCS[0, NFRAME_PCS) (the caller's unwound outer frame pcs: a signal frame will resume
  * there), or whose springboard is one of them (that springboard keeps its jmp, the rest of its
- * site is restored), or a pc that could not be moved: they stay mapped, and are reported. edgeprof's own
- * mappings stay until patcher__close (patcher__read still works). Returns the number of
- * regions left mapped (>= 0), or a negative errno with one line. */
+ * site is restored), or a pc that could not be moved: they stay mapped, and are reported.
+ * edgeprof's own mappings stay until patcher__close (patcher__read still works). Returns the
+ * number of regions left mapped (>= 0), or a negative errno with one line. */
 int patcher__remove(struct patcher *p, const int *tids, size_t ntids, const uint64_t *frame_pcs,
 		    size_t nframe_pcs);
 
