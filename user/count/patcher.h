@@ -59,7 +59,8 @@ const struct patcher_region *patcher__region(const struct patcher *p, size_t i);
  * (site, site + len) or in a springboard [sb, sb + 5) (-EBUSY); and the bytes at each site and
  * springboard must equal blob.orig and blob.sb_orig (-EILSEQ). The lock prefixes are written
  * as given, or 0xf0 after patcher__set_atomic. May be called again with more blobs (a
- * library mapped later). Returns 0, or a negative errno with one line and no site of this call changed. */
+ * library mapped later). Returns 0, or a negative errno with one line and no site of this
+ * call changed. */
 int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n);
 
 /* Copies the current counter values into COUNTERS[0, N): region 0's counters, then region

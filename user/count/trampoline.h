@@ -92,8 +92,9 @@ struct tramp_spec {
  * the site gets a jmp rel8 to it and the springboard a jmp rel32 to the trampoline (-ERANGE
  * when the springboard is out of rel8 reach). The window's bytes are decoded at SP->site:
  * every instruction must be one of cfg/patch_window.h's relocation kinds other than RELOC_NO,
- * only the last may transfer control. Returns 0, -EINVAL (a bad window: an instruction it cannot move, a partial instruction, a length out of range), -ERANGE (a
- * displacement or a jump does not reach from the trampoline) or -ENOMEM. */
+ * only the last may transfer control. Returns 0, -EINVAL (a bad window: an instruction it
+ * cannot move, a partial instruction, a length out of range), -ERANGE (a displacement or a
+ * jump does not reach from the trampoline) or -ENOMEM. */
 int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */
