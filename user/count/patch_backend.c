@@ -286,7 +286,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	const struct placement *pl = o->pl;
 	struct patcher_region reg;
 	struct patch_blob *blobs;
-	size_t n = 0, cap;
+	size_t n = 0, cap, nsb = 0;
 	uint64_t lo, hi, *off;
 	int err = 0, r;
 
@@ -379,11 +379,15 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	po->capacity = o->capacity;
 	b->stats.sites += n;
 	b->stats.tramp_bytes += cap;
+	for (size_t j = 0; j < n; j++)
+		nsb += blobs[j].sb != 0;
+	b->stats.springboards += nsb;
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (i < po->nwin && po->win_len[i] && pl->sites[i].probe_class == PROBE_PATCH_FLAGS)
 			b->stats.flag_saving++;
-	pr_info("'%s': %zu sites counted in process (%zu bytes of trampolines)", o->path, n,
-		(size_t)cap);
+	pr_info("'%s': %zu sites counted in process (%zu through springboards, %zu bytes of "
+		"trampolines)",
+		o->path, n, nsb, (size_t)cap);
 	return 0;
 }
 
