@@ -159,7 +159,7 @@ static void spread(const struct patch_analysis *pa, const struct cfg_program *pr
 		struct tramp_spec sp = { 0 };
 
 		if (patch_analysis__count_window(pa, fi, f->blocks[bl].first_insn, NULL, 0, 0, &w) ||
-		    w.start < end)
+		    w.short_jump || w.start < end)
 			continue;
 		end = w.start + w.len;
 		sp.site = w.start + bias;

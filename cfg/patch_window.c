@@ -403,6 +403,7 @@ int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, u
 	const struct cfg_block *b;
 	uint32_t blk_last, last;
 	uint64_t len = 0;
+	uint64_t sb;
 	int blk;
 
 	if (func >= pa->nfuncs)
@@ -418,8 +419,28 @@ int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, u
 		if (len >= 5)
 			break;
 	}
-	if (len < 5 || len > PATCH_WINDOW_MAX ||
-	    !window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid))
+	if (len < 5) {
+		/* A short window: to the block's end, else the fewest instructions that hold
+		 * the jmp rel8. */
+		if (len < PATCH_JMP8_LEN)
+			return -ENOENT;
+		last = blk_last;
+		if (!window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid)) {
+			len = 0;
+			for (last = insn; last <= blk_last; last++) {
+				len += f->insns[last].size;
+				if (len >= PATCH_JMP8_LEN)
+					break;
+			}
+			if (!window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid))
+				return -ENOENT;
+		}
+		fill(w, pf, f, func, insn, last, (uint32_t)blk);
+		w->cls = class_of(w->live_entry);
+		w->short_jump = true;
+		return patch_analysis__springboard(pa, w, NULL, 0, avoid, navoid, &sb);
+	}
+	if (len > PATCH_WINDOW_MAX || !window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid))
 		return -ENOENT;
 	if ((opts & PATCH_WINDOW_TO_BLOCK_END) && last < blk_last &&
 	    ends_window_only(pf->reloc[blk_last]) &&
@@ -458,12 +479,315 @@ int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, 
 		first--;
 		len += f->insns[first].size;
 	}
-	if (len < 5 || len > PATCH_WINDOW_MAX ||
-	    !window_ok(pa, pf, f, first, insn, insn, avoid, navoid))
+	if (len < 5) {
+		/* A short window: the jcc alone (2 bytes or more), to a springboard. */
+		uint64_t sb;
+
+		if (f->insns[insn].size < PATCH_JMP8_LEN ||
+		    !window_ok(pa, pf, f, insn, insn, insn, avoid, navoid))
+			return -ENOENT;
+		fill(w, pf, f, func, insn, insn, (uint32_t)blk);
+		w->cls = class_of(w->live_taken | w->live_not_taken);
+		w->short_jump = true;
+		return patch_analysis__springboard(pa, w, NULL, 0, avoid, navoid, &sb);
+	}
+	if (len > PATCH_WINDOW_MAX || !window_ok(pa, pf, f, first, insn, insn, avoid, navoid))
 		return -ENOENT;
 	fill(w, pf, f, func, first, insn, (uint32_t)blk);
 	w->cls = class_of(w->live_taken | w->live_not_taken);
 	return 0;
+}
+
+/* --- springboards ----------------------------------------------------------------------- */
+
+/* The first gap whose hi is above A (gaps are sorted and disjoint), or pa->ngaps. */
+static size_t gap_from(const struct patch_analysis *pa, uint64_t a)
+{
+	size_t lo = 0, hi = pa->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pa->gaps[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether any of the sorted V[0, N) lies in [LO, HI). */
+static bool any_in_closed_open(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t k;
+
+	if (!v || !n)
+		return false;
+	k = lower_bound(v, n, lo);
+	return k < n && v[k] < hi;
+}
+
+/* The reach of a jmp rel8 at W's start: slot starts in [*LO, *HI]. */
+static void reach(const struct patch_window *w, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t from = w->start + PATCH_JMP8_LEN;
+
+	*lo = from >= 128 ? from - 128 : 0;
+	*hi = from + 127;
+}
+
+int patch_analysis__springboard(const struct patch_analysis *pa, const struct patch_window *w,
+				const uint64_t *used, size_t nused, const uint64_t *avoid,
+				size_t navoid, uint64_t *sb)
+{
+	uint64_t lo, hi, best = 0, best_d = UINT64_MAX;
+
+	if (!w->short_jump)
+		return -ENOENT;
+	reach(w, &lo, &hi);
+	for (size_t g = gap_from(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
+		const struct patch_gap *gp = &pa->gaps[g];
+		uint64_t a = gp->lo > lo ? gp->lo : lo;
+
+		for (; a <= hi && a + PATCH_SPRING_LEN <= gp->hi; a++) {
+			uint64_t d = a > w->start ? a - w->start : w->start - a;
+			bool clash = any_in_closed_open(avoid, navoid, a, a + PATCH_SPRING_LEN);
+
+			for (size_t u = 0; !clash && u < nused; u++)
+				clash = used[u] < a + PATCH_SPRING_LEN &&
+					a < used[u] + PATCH_SPRING_LEN;
+			if (!clash && d < best_d) {
+				best = a;
+				best_d = d;
+			}
+		}
+	}
+	if (best_d == UINT64_MAX)
+		return -ENOENT;
+	*sb = best;
+	return 0;
+}
+
+bool patch_analysis__springboard_ok(const struct patch_analysis *pa,
+				    const struct patch_window *w, uint64_t sb)
+{
+	uint64_t lo, hi;
+	size_t g;
+
+	if (!w->short_jump)
+		return false;
+	reach(w, &lo, &hi);
+	if (sb < lo || sb > hi)
+		return false;
+	g = gap_from(pa, sb);
+	return g < pa->ngaps && pa->gaps[g].lo <= sb && sb + PATCH_SPRING_LEN <= pa->gaps[g].hi;
+}
+
+/* --- padding gaps ----------------------------------------------------------------------- */
+
+/* The addresses of every symbol of IMG's .symtab and .dynsym (of any type but section and
+ * file) that lie in code, sorted, into *OUT (*N of them): a gap holds none. */
+static int code_symbols(const struct elf_image *img, uint64_t **out, size_t *n)
+{
+	struct patch_entries v = { 0 };
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (img->elf && !err && (scn = elf_nextscn(img->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && !err && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			unsigned t;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			t = GELF_ST_TYPE(sym.st_info);
+			if (t == STT_SECTION || t == STT_FILE || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_shndx == SHN_ABS || !in_code(img, sym.st_value))
+				continue;
+			err = add(&v, sym.st_value);
+		}
+	}
+	if (err) {
+		free(v.addr);
+		return err;
+	}
+	if (v.n)
+		qsort(v.addr, v.n, sizeof(uint64_t), cmp_u64);
+	*out = v.addr;
+	*n = v.n;
+	return 0;
+}
+
+
+struct span_end {
+	uint64_t start, end;
+	uint32_t func;
+	bool stops; /* its last instruction is a jmp, an indirect jmp or a ret */
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span_end *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static bool func_refused(const struct patch_analysis *pa, uint32_t func)
+{
+	return func >= pa->nfuncs || pa->funcs[func].refused;
+}
+
+/* Whether [LO, HI) holds only nop and int3 instructions that tile it exactly. */
+static bool all_padding(struct decoder *d, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = lo;
+
+	while (a < hi) {
+		const cs_insn *in = decoder__detail(d, a);
+
+		if (!in || a + in->size > hi)
+			return false;
+		if (in->id != X86_INS_NOP && in->id != X86_INS_INT3 &&
+		    !(in->size == 2 && in->bytes[0] == 0x66 && in->bytes[1] == 0x90))
+			return false;
+		a += in->size;
+	}
+	return true;
+}
+
+/* Whether every function whose symbol or FDE range meets [LO, HI) is one whose CFG is
+ * sound (its jumps all resolved, its code all decoded). MAXEND[i] is the highest end of the
+ * ranges of syms.funcs[0..i]. */
+static bool ranges_sound(const struct patch_analysis *pa, const uint64_t *maxend, uint64_t lo,
+			 uint64_t hi)
+{
+	const struct symbols *sy = &pa->prog->syms;
+	size_t a = 0, z = sy->nfuncs;
+
+	while (a < z) { /* the first function starting at HI or above */
+		size_t m = a + (z - a) / 2;
+
+		if (sy->funcs[m].addr < hi)
+			a = m + 1;
+		else
+			z = m;
+	}
+	while (a > 0 && maxend[a - 1] > lo) {
+		const struct func_start *fs = &sy->funcs[--a];
+		const struct cfg_func *f;
+
+		if (fs->addr + fs->size <= lo && fs->addr < lo)
+			continue;
+		f = cfg_program__func_at(pa->prog, fs->addr);
+		if (!f || func_refused(pa, (uint32_t)(f - pa->prog->funcs)))
+			return false;
+	}
+	return true;
+}
+
+static int add_gap(struct patch_analysis *pa, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	if (pa->ngaps == *cap) {
+		size_t c = *cap ? 2 * *cap : 256;
+		struct patch_gap *v = realloc(pa->gaps, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pa->gaps = v;
+		*cap = c;
+	}
+	pa->gaps[pa->ngaps++] = (struct patch_gap){ lo, hi };
+	pa->stats.gaps++;
+	pa->stats.gap_bytes += hi - lo;
+	return 0;
+}
+
+/* Finds the padding gaps of the program (see patch_window.h). Needs the sorted entry set. */
+static int find_gaps(struct patch_analysis *pa, struct decoder *d)
+{
+	const struct cfg_program *prog = pa->prog;
+	const struct symbols *sy = &prog->syms;
+	struct span_end *v;
+	uint64_t *maxend, *syms;
+	size_t n = 0, cap = 0, nsyms;
+	int err = code_symbols(prog->img, &syms, &nsyms);
+
+	if (err)
+		return err;
+
+	for (size_t i = 0; i < prog->nfuncs; i++)
+		n += prog->funcs[i].nblocks;
+	v = calloc(n + 1, sizeof(*v));
+	maxend = calloc(sy->nfuncs + 1, sizeof(*maxend));
+	if (!v || !maxend) {
+		free(v);
+		free(maxend);
+		free(syms);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sy->nfuncs; i++) {
+		uint64_t e = sy->funcs[i].addr + (sy->funcs[i].size ? sy->funcs[i].size : 1);
+
+		maxend[i] = i && maxend[i - 1] > e ? maxend[i - 1] : e;
+	}
+	n = 0;
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+
+		for (uint32_t b = 0; b < f->nblocks; b++) {
+			const struct cfg_block *bl = &f->blocks[b];
+			uint8_t flow = bl->ninsns ? f->insns[bl->first_insn + bl->ninsns - 1].flow
+						  : INSN_PLAIN;
+
+			if (bl->end <= bl->start)
+				continue;
+			v[n++] = (struct span_end){ bl->start, bl->end, (uint32_t)i,
+						    flow == INSN_JMP || flow == INSN_JMP_IND ||
+							    flow == INSN_RET };
+		}
+	}
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (size_t i = 0; !err && i < n;) {
+		/* The union of the spans from i on: [v[i].start, end); all of those ending at
+		 * END must stop there, and their functions be sound. */
+		uint64_t end = v[i].end;
+		bool ok = true;
+		size_t j;
+
+		for (j = i + 1; j < n && v[j].start < end; j++)
+			if (v[j].end > end)
+				end = v[j].end;
+		for (size_t k = i; k < j; k++)
+			if (v[k].end == end && (!v[k].stops || func_refused(pa, v[k].func)))
+				ok = false;
+		if (ok && j < n && !func_refused(pa, v[j].func) &&
+		    v[j].start - end >= PATCH_SPRING_LEN) {
+			uint64_t lo = end, hi = v[j].start;
+			const struct elf_section *s = elf_image__section_at(prog->img, lo);
+
+			if (s && s->exec && s == elf_image__section_at(prog->img, hi - 1) &&
+			    !any_in_closed_open(pa->entries.addr, pa->entries.n, lo, hi) &&
+			    !any_in_closed_open(syms, nsyms, lo, hi) &&
+			    ranges_sound(pa, maxend, lo, hi) && all_padding(d, lo, hi))
+				err = add_gap(pa, &cap, lo, hi);
+		}
+		i = j;
+	}
+	free(v);
+	free(maxend);
+	free(syms);
+	return err;
 }
 
 /* Pass 1 over F: relocation kinds and the entries F contributes. */
@@ -531,7 +855,6 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 	}
 	for (size_t i = 0; !err && i < prog->nfuncs; i++)
 		err = scan_func(pa, &pa->funcs[i], &prog->funcs[i], &d);
-	decoder__close(&d);
 	for (size_t i = 0; !err && i < prog->syms.nfuncs; i++)
 		err = add(&pa->entries, prog->syms.funcs[i].addr);
 	for (size_t i = 0; !err && i < prog->syms.nplt; i++)
@@ -542,16 +865,20 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 		err = add_relocs(&pa->entries, prog->img);
 	if (!err)
 		err = add_data_words(&pa->entries, prog->img);
+	if (!err) {
+		qsort(pa->entries.addr, pa->entries.n, sizeof(uint64_t), cmp_u64);
+		for (size_t r = 0; r < pa->entries.n; r++)
+			if (!w || pa->entries.addr[w - 1] != pa->entries.addr[r])
+				pa->entries.addr[w++] = pa->entries.addr[r];
+		pa->entries.n = w;
+		pa->stats.entries = w;
+		err = find_gaps(pa, &d);
+	}
+	decoder__close(&d);
 	if (err) {
 		patch_analysis__release(pa);
 		return err;
 	}
-	qsort(pa->entries.addr, pa->entries.n, sizeof(uint64_t), cmp_u64);
-	for (size_t r = 0; r < pa->entries.n; r++)
-		if (!w || pa->entries.addr[w - 1] != pa->entries.addr[r])
-			pa->entries.addr[w++] = pa->entries.addr[r];
-	pa->entries.n = w;
-	pa->stats.entries = w;
 	for (size_t i = 0; i < prog->nfuncs; i++) {
 		const struct cfg_func *f = &prog->funcs[i];
 		struct patch_func *pf = &pa->funcs[i];
@@ -563,6 +890,7 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 				pf->count_class[k] = win.cls;
 				pa->stats.count_plain += win.cls == PATCH_PLAIN;
 				pa->stats.count_flagsave += win.cls == PATCH_FLAGSAVE;
+				pa->stats.count_short += win.short_jump;
 			}
 			if (pf->reloc[k] != RELOC_JCC)
 				continue;
@@ -571,6 +899,7 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 				pf->branch_class[k] = win.cls;
 				pa->stats.branch_plain += win.cls == PATCH_PLAIN;
 				pa->stats.branch_flagsave += win.cls == PATCH_FLAGSAVE;
+				pa->stats.branch_short += win.short_jump;
 			}
 		}
 	}
@@ -602,5 +931,6 @@ void patch_analysis__release(struct patch_analysis *pa)
 	}
 	free(pa->funcs);
 	free(pa->entries.addr);
+	free(pa->gaps);
 	memset(pa, 0, sizeof(*pa));
 }

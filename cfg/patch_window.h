@@ -14,6 +14,19 @@
  * jcc (each outcome counted on its own in the trampoline) and starts at or before it. Each
  * window is classed by the flags live where its increments go: PATCH_PLAIN (a bare `incq`)
  * or PATCH_FLAGSAVE.
+ *
+ * Short windows (the E9Patch / Dyninst short-jump tactic): where the block has fewer than 5
+ * bytes from a count site to its end, or from its start to a branch site's jcc, a window of 2
+ * to 4 bytes of whole instructions gets a 2-byte `jmp rel8` to a springboard, a 5-byte `jmp
+ * rel32` to the trampoline written in bytes proven never executed within -128..+127 of the
+ * jmp's end: a padding gap. A gap is a run of bytes covered by no recovered block of any
+ * function, right after an unconditional jmp or a ret (every block ending there ends so),
+ * up to the next recovered block, in one executable section, made only of nop and int3
+ * instructions that tile it exactly, holding no entry of the set above (no block or function
+ * start, symbol, FDE start, call return address, jump-table entry, landing pad, taken code
+ * address), and lying in no function whose jumps are not all resolved (by symbol or FDE
+ * range, or next to either end). The padding after a function's last instruction and the
+ * padding after a jmp inside one are both such gaps.
  */
 #ifndef EDGEPROF_CFG_PATCH_WINDOW_H
 #define EDGEPROF_CFG_PATCH_WINDOW_H
@@ -74,14 +87,26 @@ struct patch_func {
 	bool refused;          /* unresolved or bad code: no windows */
 };
 
+/* A padding gap [lo, hi): bytes proven never executed (see above). */
+struct patch_gap {
+	uint64_t lo, hi;
+};
+
+#define PATCH_JMP8_LEN 2   /* jmp rel8 */
+#define PATCH_SPRING_LEN 5 /* the springboard: jmp rel32 */
+
 struct patch_analysis {
 	const struct cfg_program *prog;
 	struct patch_entries entries;
+	struct patch_gap *gaps; /* sorted, disjoint */
+	size_t ngaps;
 	struct patch_func *funcs; /* indexed like prog->funcs */
 	size_t nfuncs;
 	struct {
 		uint64_t insns, count_plain, count_flagsave, branch_plain, branch_flagsave;
 		uint64_t jcc_blocks, entries;
+		uint64_t count_short, branch_short; /* of the above, short windows */
+		uint64_t gaps, gap_bytes;
 	} stats;
 };
 
@@ -110,6 +135,7 @@ struct patch_window {
 	uint8_t live_not_taken;   /* ... and on the not-taken one */
 	bool ends_block;          /* its last instruction ends its block (no jmp back needed
 				   * when it is a jmp, jcc, ret or call) */
+	bool short_jump;          /* len < 5: a jmp rel8 to a springboard in a padding gap */
 };
 
 /* Query options. */
@@ -119,17 +145,35 @@ struct patch_window {
 				       * itself instead of jumping back to it */
 
 /* The count window starting at instruction INSN of function FUNC (its increment counts
- * INSN's block), none of whose instructions but the first starts at one of AVOID[0, NAVOID)
+ * INSN's block): 5 bytes or more, or, when the block has fewer than 5 bytes from INSN on, a
+ * short window (w->short_jump: INSN to the block's end, or the fewest instructions of 2 bytes
+ * or more) that has at least one springboard slot in reach (patch_analysis__springboard with
+ * nothing used); none of whose instructions but the first starts at one of AVOID[0, NAVOID)
  * (sorted ELF vaddrs; may be NULL). Returns 0 with *W, or -ENOENT. */
 int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
 				 const uint64_t *avoid, size_t navoid, unsigned opts,
 				 struct patch_window *w);
 
 /* The shortest branch window ending with instruction INSN of FUNC (its block's jcc), under
- * AVOID as above. live_taken / live_not_taken say where each outcome's increment needs the
+ * AVOID as above; when the block has fewer than 5 bytes up to the jcc's end, the jcc alone as
+ * a short window (w->short_jump), if a springboard slot is in reach. live_taken /
+ * live_not_taken say where each outcome's increment needs the
  * flags; cls is their worst. Returns 0 with *W, or -ENOENT. */
 int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
 				  const uint64_t *avoid, size_t navoid, struct patch_window *w);
+
+/* A springboard for the short window W: the start SB of a 5-byte slot [SB, SB + 5)
+ * inside one padding gap, within jmp rel8 reach of the window's jmp (-128 <= SB - (w->start
+ * + 2) <= 127), overlapping none of the slots USED[0, NUSED) (their starts, any order) and
+ * holding none of AVOID[0, NAVOID) (sorted), the nearest to W's start. Returns 0 with *SB, or
+ * -ENOENT. */
+int patch_analysis__springboard(const struct patch_analysis *pa, const struct patch_window *w,
+				const uint64_t *used, size_t nused, const uint64_t *avoid,
+				size_t navoid, uint64_t *sb);
+
+/* Whether [SB, SB + 5) is a springboard slot of the short window W (in one gap, in reach). */
+bool patch_analysis__springboard_ok(const struct patch_analysis *pa,
+				    const struct patch_window *w, uint64_t sb);
 
 /* The index in F's insns of the instruction at ADDR, or -1. */
 long patch_func__insn_at(const struct cfg_func *f, uint64_t addr);

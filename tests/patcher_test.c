@@ -4,7 +4,10 @@
  * bytes apart from funcs_start, each starting with the 6-byte window `push %rbp; mov
  * %rsp,%rbp; mov %edi,%eax`, then counting its own calls in calls[k]). Per function the driver
  * hand-assembles a blob: the site gets `jmp tramp_k; int3`, the trampoline `lock incq
- * counter_k(%rip)` (a 0x3e / 0xf0 prefix), the three displaced instructions and `jmp f_k + 6`.
+ * counter_k(%rip)` (a 0x3e / 0xf0 prefix), the three displaced instructions and `jmp f_k + 6`;
+ * for odd k (but the last) the site gets `jmp rel8` to a springboard in the function's
+ * alignment padding (at f_k + 20, after its ret) holding `jmp tramp_k` (window 2 steps a
+ * thread onto a springboard: removed, it must be back at the site).
  * Modes (each exits 0 when every check held, prints "FAIL: ..." lines and exits 1 otherwise):
  *   run FUNCS CALLS PROG ARGS...     starts PROG under ptrace, patches at the exec stop (run-ev:
  *                                    at the PTRACE_EVENT_EXEC stop inside execve), turns
@@ -46,6 +49,7 @@
 #define WIN 6	  /* window bytes */
 #define TRAMP 19  /* trampoline bytes: lock incq (8), the window (6), jmp (5) */
 #define STRIDE 32 /* functions and trampolines are this far apart */
+#define SB_OFF 20 /* odd functions' springboards: in the padding after their 20 bytes */
 #define MAX_TASKS 80
 
 static const uint8_t window[WIN] = {0x55, 0x48, 0x89, 0xe5, 0x89, 0xf8};
@@ -186,10 +190,31 @@ static int blobs_make(struct blobs *bl, const struct target *t, const struct pat
 		b->site = site;
 		b->len = WIN;
 		b->tramp = tramp;
-		b->code[0] = 0xe9;
-		d = (int32_t)(tramp - (site + 5));
-		memcpy(b->code + 1, &d, 4);
-		b->code[5] = 0xcc;
+		if (k % 2 && k + 1 < t->nfuncs) {
+			static const uint8_t nop5[5] = {0x66, 0x0f, 0x1f, 0x44, 0x00};
+			static const uint8_t nop5b[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+			static const uint8_t nop5c[5] = {0x66, 0x66, 0x2e, 0x0f, 0x1f};
+
+			b->sb = site + SB_OFF;
+			if (read_mem(t->pid, b->sb, b->sb_orig, 5) ||
+			    (memcmp(b->sb_orig, nop5, 5) && memcmp(b->sb_orig, nop5b, 5) &&
+			     memcmp(b->sb_orig, nop5c, 5) && b->sb_orig[0] != 0x90 &&
+			     b->sb_orig[0] != 0x66)) {
+				FAIL("f_%d: no padding at %#" PRIx64, k, b->sb);
+				return -EILSEQ;
+			}
+			memset(b->code, 0xcc, WIN);
+			b->code[0] = 0xeb;
+			b->code[1] = SB_OFF - 2;
+			b->sb_code[0] = 0xe9;
+			d = (int32_t)(tramp - (b->sb + 5));
+			memcpy(b->sb_code + 1, &d, 4);
+		} else {
+			b->code[0] = 0xe9;
+			d = (int32_t)(tramp - (site + 5));
+			memcpy(b->code + 1, &d, 4);
+			b->code[5] = 0xcc;
+		}
 		c[0] = 0x3e; /* lock incq counter_k(%rip), lock or not */
 		c[1] = 0x48;
 		c[2] = 0xff;
@@ -542,6 +567,22 @@ static void in_flight(const struct target *t, const struct patcher *p, const int
 	}
 }
 
+/* Single-steps TID until its pc is at a springboard (at most 10000 steps). */
+static bool step_onto_springboard(const struct target *t, int tid)
+{
+	for (int i = 0; i < 10000; i++) {
+		uint64_t pc = get_pc(tid);
+
+		if (pc >= t->funcs && pc < t->funcs + STRIDE * (uint64_t)t->nfuncs &&
+		    (pc - t->funcs) % STRIDE == SB_OFF && (pc - t->funcs) / STRIDE % 2 == 1 &&
+		    (pc - t->funcs) / STRIDE + 1 < (uint64_t)t->nfuncs)
+			return true;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 || wait_stopped(tid) < 0)
+			return false;
+	}
+	return false;
+}
+
 /* Single-steps TID until its pc is at offset OFF of some trampoline (at most 10000 steps). */
 static bool step_into(const struct patcher *p, int tid, uint32_t off)
 {
@@ -643,9 +684,13 @@ static int one_window(struct target *t, int w, int windows)
 			FAIL("window %d: cannot stop thread %d", w, tids[i]);
 	/* One thread (the last: the first may be blocked in a system call, where the remote
 	 * system calls run), at a chosen trampoline offset, for patcher__remove to move out. */
-	if (!step_into(p, tids[n - 1], offs[w % 6]))
+	if (w == 1 && t->nfuncs > 1) {
+		if (!step_onto_springboard(t, tids[n - 1]))
+			FAIL("window %d: thread %d never reached a springboard", w, tids[n - 1]);
+	} else if (!step_into(p, tids[n - 1], offs[w % 6])) {
 		FAIL("window %d: thread %d never reached offset %u of a trampoline", w, tids[n - 1],
 		     offs[w % 6]);
+	}
 	read_mem(t->pid, t->calls, own1, 8 * t->nfuncs);
 	in_flight(t, p, tids, n, in1);
 	for (int i = 0; i < n; i++)
@@ -681,6 +726,11 @@ static int one_window(struct target *t, int w, int windows)
 		if (in_regions(p, pc))
 			FAIL("window %d: thread %d left at %#" PRIx64 " in a region", w, tids[i],
 			     pc);
+		else if (pcs[i] >= t->funcs && pcs[i] < t->funcs + STRIDE * (uint64_t)t->nfuncs &&
+			 (pcs[i] - t->funcs) % STRIDE == SB_OFF && pc != pcs[i] - SB_OFF)
+			FAIL("window %d: thread %d at the springboard %#" PRIx64
+			     " moved to %#" PRIx64 ", not to its site",
+			     w, tids[i], pcs[i], pc);
 		else if (rc == 1 && pc != orig)
 			FAIL("window %d: thread %d moved to %#" PRIx64 ", not %#" PRIx64, w,
 			     tids[i], pc, orig);
@@ -807,9 +857,10 @@ static int mode_kill(uint64_t funcs, uint64_t calls, int nfuncs, char **argv)
 		uint8_t s0[WIN], s1[WIN];
 
 		usleep(100000);
-		/* Still patched while the helper dies (f_0 or f_1: one may have been left out). */
+		/* Still patched while the helper dies (f_0, or f_1 through its springboard: one
+		 * may have been left out). */
 		if (target_locate(&t, funcs, calls) || read_mem(pid, t.funcs, s0, WIN) ||
-		    read_mem(pid, t.funcs + STRIDE, s1, WIN) || (s0[0] != 0xe9 && s1[0] != 0xe9))
+		    read_mem(pid, t.funcs + STRIDE, s1, WIN) || (s0[0] != 0xe9 && s1[0] != 0xeb))
 			FAIL("the program is not patched when its patcher is killed");
 		kill(helper, SIGKILL);
 	}

@@ -23,6 +23,11 @@ int pf_carry(unsigned a, unsigned b);
 int pf_shift(unsigned x, unsigned c);
 uint64_t pf_tail(int x);
 int pf_redzone(int a, int b);
+int pf_sb_intra(int x);
+int pf_sb_jump(int x);
+int pf_sb_sym(int x);
+int pf_sb_far(int x);
+int pf_sb_tab(int x);
 
 int pf_c_helper(int x);
 int pf_c_work(const int *v, int n);
@@ -30,6 +35,7 @@ int pf_c_work(const int *v, int n);
 /* Labels inside them (addresses only). */
 extern const char pf_loop_body[], pf_call_ret[], pf_callind_ret[], pf_flags_b[],
 	pf_short_inc[], pf_mid_in[], pf_sys[], pf_callmid[], pf_carry_b[],
-	pf_shift_shl[], pf_tail_jmp[], pf_redzone_b[];
+	pf_shift_shl[], pf_tail_jmp[], pf_redzone_b[], pf_sb_intra_jne[], pf_sb_jump_inc[],
+	pf_sb_sym_inc[], pf_sb_far_inc[], pf_sb_tab_inc[], pf_sb_symlab[];
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * Unit tests of flag liveness (cfg/flag_liveness.h) and patch windows (cfg/patch_window.h) on
  * the hand-written functions of tests/support/patch_fixtures.c, analysed in this test binary
- * itself (/proc/self/exe): the shapes each window must be refused for (a 2-byte block, a jump
- * into the middle, a syscall, a call not at the end, a held thread's pc), the flags each must
- * keep, and relocation kinds of single instructions.
+ * itself (/proc/self/exe): the shapes each window must be refused for (a 2-byte block with no
+ * padding in reach, a jump into the middle, a syscall, a call not at the end, a held thread's
+ * pc), the flags each must keep, relocation kinds of single instructions, and the springboards
+ * of short windows: found in the padding after a function and after a jmp inside one, refused
+ * where the padding is reachable (jumped into, a symbol in it, a jump-table target in it) or out
+ * of jmp rel8 reach.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -103,8 +106,11 @@ static void test_loop_windows(void **state)
 				 0); /* the 5-byte window ends before it */
 		assert_int_equal(w.len, 5);
 	}
-	/* The jb is not a count window of its own (2 bytes, then the next block). */
-	assert_int_equal(pa.funcs[fi].count_class[body + 3], PATCH_NONE);
+	/* A count window at the jb (2 bytes to the block's end) is a short one, with a
+	 * springboard in padding nearby. */
+	assert_int_equal(patch_analysis__count_window(&pa, fi, body + 3, NULL, 0, 0, &w), 0);
+	assert_true(w.short_jump);
+	assert_int_equal(w.len, 2);
 }
 
 static void test_refused(void **state)
@@ -112,12 +118,21 @@ static void test_refused(void **state)
 	size_t fi;
 	const struct cfg_func *f;
 
-	/* A 2-byte block. */
-	f = func("pf_short", &fi);
-	assert_int_equal(pa.funcs[fi].count_class[insn_of(f, pf_short_inc)], PATCH_NONE);
+	/* A 2-byte block with no padding within jmp rel8 reach. */
+	f = func("pf_sb_far", &fi);
+	assert_int_equal(pa.funcs[fi].count_class[insn_of(f, pf_sb_far_inc)], PATCH_NONE);
 	/* A jump from another function into the middle. */
 	f = func("pf_mid", &fi);
-	assert_int_equal(pa.funcs[fi].count_class[insn_of(f, (const char *)pf_mid)], PATCH_NONE);
+	{
+		struct patch_window w;
+
+		/* No 5-byte window over it; the 2 nops before it are a short one. */
+		if (patch_analysis__count_window(&pa, fi, insn_of(f, (const char *)pf_mid), NULL, 0,
+						 0, &w) == 0) {
+			assert_true(w.short_jump);
+			assert_true(w.start + w.len <= (uint64_t)(uintptr_t)pf_mid_in - bias);
+		}
+	}
 	assert_int_equal(pa.funcs[fi].count_class[insn_of(f, pf_mid_in)], PATCH_PLAIN);
 	/* A syscall inside. */
 	f = func("pf_sys", &fi);
@@ -125,7 +140,17 @@ static void test_refused(void **state)
 	assert_int_equal(pa.funcs[fi].reloc[insn_of(f, pf_sys) + 1], RELOC_NO);
 	/* A call not at the end: the window from the nop would cover the return address. */
 	f = func("pf_callmid", &fi);
-	assert_int_equal(pa.funcs[fi].count_class[insn_of(f, pf_callmid)], PATCH_NONE);
+	{
+		struct patch_window w;
+
+		/* No 5-byte window; nop, call *%rax ending at the return address is a short
+		 * one. */
+		if (patch_analysis__count_window(&pa, fi, insn_of(f, pf_callmid), NULL, 0, 0,
+						 &w) == 0) {
+			assert_true(w.short_jump);
+			assert_int_equal(w.len, 3);
+		}
+	}
 	/* A call at the end is fine. */
 	f = func("pf_call", &fi);
 	assert_int_equal(pa.funcs[fi].count_class[0 + insn_of(f, (const char *)pf_call)],
@@ -289,8 +314,137 @@ static void test_apply(void **state)
 	f = func("pf_loop", &fi);
 	assert_int_equal(f->insns[insn_of(f, pf_loop_body)].patch_count, PROBE_PATCH);
 	assert_int_equal(f->insns[insn_of(f, pf_loop_body) + 3].patch_branch, PROBE_PATCH);
+	f = func("pf_sb_far", &fi);
+	assert_int_equal(f->insns[insn_of(f, pf_sb_far_inc)].patch_count, 0);
 	f = func("pf_short", &fi);
-	assert_int_equal(f->insns[insn_of(f, pf_short_inc)].patch_count, 0);
+	assert_int_equal(f->insns[insn_of(f, pf_short_inc)].patch_count, PROBE_PATCH);
+}
+
+/* The gap holding ELF vaddr A, or NULL. */
+static const struct patch_gap *gap_at(uint64_t a)
+{
+	for (size_t g = 0; g < pa.ngaps; g++)
+		if (pa.gaps[g].lo <= a && a < pa.gaps[g].hi)
+			return &pa.gaps[g];
+	return NULL;
+}
+
+/* The ELF vaddr of the run-time address P. */
+static uint64_t vaddr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p - bias;
+}
+
+/* Springboards in the padding after a function (pf_short: its 2-byte block inc %eax, then ret
+ * and the alignment to pf_mid) and in the padding after a jmp inside one (pf_sb_intra: 5 bytes
+ * of nopl between its jmp and the 4-byte block cmp; jne). */
+static void test_springboards(void **state)
+{
+	size_t fi;
+	const struct cfg_func *f = func("pf_short", &fi);
+	uint32_t k = insn_of(f, pf_short_inc);
+	uint64_t ret_end = vaddr(pf_short_inc) + 3; /* inc (2), ret (1) */
+	uint64_t mid = vaddr((const void *)pf_mid), intra = vaddr((const void *)pf_sb_intra) + 4;
+	const struct patch_gap *g = gap_at(ret_end);
+	struct patch_window w;
+	uint64_t sb, sb2, used[2];
+
+	/* Between functions: from the ret's end up to pf_mid, all of it. */
+	assert_non_null(g);
+	assert_int_equal(g->lo, ret_end);
+	assert_int_equal(g->hi, mid);
+	assert_int_equal(pa.funcs[fi].count_class[k], PATCH_PLAIN);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w), 0);
+	assert_true(w.short_jump);
+	assert_int_equal(w.start, vaddr(pf_short_inc));
+	assert_int_equal(w.len, 2);
+	assert_int_equal(w.ninsns, 1);
+	assert_int_equal(patch_analysis__springboard(&pa, &w, NULL, 0, NULL, 0, &sb), 0);
+	assert_int_equal(sb, ret_end);
+	assert_true(patch_analysis__springboard_ok(&pa, &w, sb));
+	/* Never shared: with it used, the next slot is the one after it, if the gap holds it. */
+	used[0] = sb;
+	if (mid - ret_end >= 10) {
+		assert_int_equal(patch_analysis__springboard(&pa, &w, used, 1, NULL, 0, &sb2), 0);
+		assert_true(sb2 >= sb + 5);
+	}
+	/* A held thread's resume point in the padding (it cannot be, but it is avoided). */
+	{
+		uint64_t avoid[] = { ret_end + 1 };
+
+		assert_int_equal(patch_analysis__springboard(&pa, &w, NULL, 0, avoid, 1, &sb2), 0);
+		assert_true(sb2 >= ret_end + 2);
+	}
+	/* A slot outside the gap, or the gap's end reaching past it, is no springboard. */
+	assert_false(patch_analysis__springboard_ok(&pa, &w, ret_end - 1));
+	assert_false(patch_analysis__springboard_ok(&pa, &w, mid - 4));
+
+	/* Inside a function, after its jmp: exactly the nopl's 5 bytes. */
+	f = func("pf_sb_intra", &fi);
+	k = insn_of(f, pf_sb_intra_jne);
+	g = gap_at(intra);
+	assert_non_null(g);
+	assert_int_equal(g->lo, intra);
+	assert_int_equal(g->hi, intra + 5);
+	assert_int_not_equal(pa.funcs[fi].branch_class[k], PATCH_NONE);
+	assert_int_equal(patch_analysis__branch_window(&pa, fi, k, NULL, 0, &w), 0);
+	assert_true(w.short_jump && w.ends_jcc);
+	assert_int_equal(w.start, vaddr(pf_sb_intra_jne));
+	assert_int_equal(w.len, 2);
+	assert_int_equal(patch_analysis__springboard(&pa, &w, NULL, 0, NULL, 0, &sb), 0);
+	assert_int_equal(sb, intra);
+	/* The gap holds one springboard: with it taken, another gap's slot (the padding before
+	 * and after the function are in reach) or none. */
+	used[0] = sb;
+	if (patch_analysis__springboard(&pa, &w, used, 1, NULL, 0, &sb2) == 0)
+		assert_true(sb2 + 5 <= intra || sb2 >= intra + 5);
+	/* Its entry block (mov, jmp: 4 bytes) may use the same padding as a count window. */
+	k = insn_of(f, (const void *)pf_sb_intra);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w), 0);
+	assert_true(w.short_jump);
+	assert_int_equal(w.len, 4);
+	assert_true(w.ends_block);
+}
+
+/* Padding that is not a gap: jumped into (pf_sb_jumper's jmp lands in it), a symbol in it
+ * (pf_sb_symlab), a jump-table target in it (pf_sb_tab's second case); and padding out of jmp
+ * rel8 reach (pf_sb_far's, 150 bytes after its 2-byte block). Each 2-byte block has no
+ * springboard, so no window. */
+static void test_springboard_refused(void **state)
+{
+	static const struct {
+		const char *func;
+		const char *inc;
+		bool gap; /* its padding is a gap (only too far) */
+	} t[] = {
+		{ "pf_sb_jump", pf_sb_jump_inc, false },
+		{ "pf_sb_sym", pf_sb_sym_inc, false },
+		{ "pf_sb_tab", pf_sb_tab_inc, false },
+		{ "pf_sb_far", pf_sb_far_inc, true },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t fi;
+		const struct cfg_func *f = func(t[i].func, &fi);
+		uint32_t k = insn_of(f, t[i].inc);
+		const struct cfg_block *last = &f->blocks[f->nblocks - 1];
+		struct patch_window w;
+
+		/* The padding right after the function's last block (its ret). */
+		if (t[i].gap)
+			assert_non_null(gap_at(last->end));
+		else if (gap_at(last->end))
+			fail_msg("%s: the padding at %#llx is taken for a gap", t[i].func,
+				 (unsigned long long)last->end);
+		assert_int_equal(pa.funcs[fi].count_class[k], PATCH_NONE);
+		assert_int_equal(patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w),
+				 -ENOENT);
+	}
+	/* The symbol lies in pf_sb_sym's padding, and the table was resolved (its target
+	 * in the padding is an entry, not an unresolved jump). */
+	assert_true(vaddr(pf_sb_symlab) > vaddr(pf_sb_sym_inc));
+	assert_int_equal(func("pf_sb_tab", NULL)->ntables, 1);
+	assert_int_equal(func("pf_sb_tab", NULL)->flags & CFG_FUNC_UNRESOLVED, 0);
 }
 
 int main(void)
@@ -299,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_loop_windows), cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_flags),        cmocka_unit_test(test_reloc_kinds),
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_springboards), cmocka_unit_test(test_springboard_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -5,7 +5,8 @@
  * in an RWX page mapped within rel32 reach, and each patched function must return what it
  * returned unpatched while its counters equal the executions known from its shape (a loop's
  * trip count, the calls made). Also: the trampoline decoded with capstone, the pc map, the
- * lock prefixes, and the windows the generator refuses.
+ * lock prefixes, and the windows the generator refuses. Short windows get their springboard
+ * in padding as the backend gives them (jmp rel8 there, jmp rel32 on), and are run the same way.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -125,16 +126,47 @@ static struct tramp_spec spec_of(const struct patch_window *w, unsigned slotno)
 	return sp;
 }
 
-/* Emits SP and installs it as the patcher would. */
-static void install(const struct tramp_spec *sp, struct patch_blob *b)
+/* For a short window W: a springboard overlapping none of USED[0, *NUSED) (ELF vaddrs), put
+ * into SP and added to USED. Returns false when there is none. */
+static bool give_springboard(const struct patch_window *w, struct tramp_spec *sp, uint64_t *used,
+			     size_t *nused)
 {
-	assert_int_equal(trampoline__emit(sp, b), 0);
+	uint64_t sb;
+
+	if (!w->short_jump)
+		return true;
+	if (patch_analysis__springboard(&pa, w, used, *nused, NULL, 0, &sb))
+		return false;
+	assert_true(patch_analysis__springboard_ok(&pa, w, sb));
+	sp->springboard = sb + bias;
+	sp->sb_bytes = (const uint8_t *)(uintptr_t)sp->springboard;
+	if (used)
+		used[(*nused)++] = sb;
+	return true;
+}
+
+/* Installs the emitted B as the patcher would (the springboard first). */
+static void install_blob(struct patch_blob *b)
+{
 	assert_true(b->tramp_len <= SLOT);
 	assert_memory_equal(b->orig, (const void *)(uintptr_t)b->site, b->len);
 	memcpy((void *)(uintptr_t)b->tramp, b->tramp_code, b->tramp_len);
+	if (b->sb) {
+		assert_memory_equal(b->sb_orig, (const void *)(uintptr_t)b->sb, 5);
+		text_writable(b->sb, true);
+		memcpy((void *)(uintptr_t)b->sb, b->sb_code, 5);
+		text_writable(b->sb, false);
+	}
 	text_writable(b->site, true);
 	memcpy((void *)(uintptr_t)b->site, b->code, b->len);
 	text_writable(b->site, false);
+}
+
+/* Emits SP and installs it. */
+static void install(const struct tramp_spec *sp, struct patch_blob *b)
+{
+	assert_int_equal(trampoline__emit(sp, b), 0);
+	install_blob(b);
 }
 
 static void uninstall(struct patch_blob *b)
@@ -142,6 +174,11 @@ static void uninstall(struct patch_blob *b)
 	text_writable(b->site, true);
 	memcpy((void *)(uintptr_t)b->site, b->orig, b->len);
 	text_writable(b->site, false);
+	if (b->sb) {
+		text_writable(b->sb, true);
+		memcpy((void *)(uintptr_t)b->sb, b->sb_orig, 5);
+		text_writable(b->sb, false);
+	}
 	patch_blob__release(b);
 }
 
@@ -549,6 +586,9 @@ static bool blob_ok(csh cs, const struct patch_blob *b)
 	for (uint32_t k = 0; k < b->nlock; k++)
 		if (b->tramp_code[b->lock_offsets[k]] != 0x3e)
 			return false;
+	if (b->sb)
+		return b->code[0] == 0xeb && b->len >= 2 && b->sb_code[0] == 0xe9 &&
+		       b->site + 2 + (int64_t)(int8_t)b->code[1] == b->sb;
 	return b->code[0] == 0xe9 && b->len >= 5;
 }
 
@@ -556,7 +596,7 @@ static bool blob_ok(csh cs, const struct patch_blob *b)
  * the tests) is one the generator can make, and its trampoline decodes whole. */
 static void test_every_window(void **state)
 {
-	unsigned ncount = 0, nbranch = 0, nflagsave = 0;
+	unsigned ncount = 0, nbranch = 0, nflagsave = 0, nshort = 0;
 	csh cs;
 
 	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
@@ -580,6 +620,12 @@ static void test_every_window(void **state)
 				sp = spec_of(&w, 0);
 				sp.tramp = sp.site - (1u << 20);
 				sp.counters = sp.tramp - (1u << 16);
+				{
+					size_t none = 0;
+
+					assert_true(give_springboard(&w, &sp, NULL, &none));
+				}
+				nshort += w.short_jump;
 				if (br) {
 					sp.taken_counter = 0;
 					sp.not_taken_counter = 1;
@@ -599,8 +645,8 @@ static void test_every_window(void **state)
 		}
 	}
 	cs_close(&cs);
-	print_message("%u count and %u branch windows made (%u saving flags)\n", ncount, nbranch,
-		      nflagsave);
+	print_message("%u count and %u branch windows made (%u saving flags, %u short)\n", ncount,
+		      nbranch, nflagsave, nshort);
 	assert_true(ncount > 1000 && nbranch > 100);
 }
 
@@ -676,8 +722,9 @@ static void test_whole_function(void **state)
 	oracle(f, v, ran, tk);
 	assert_int_equal(ran[0 + patch_func__insn_at(f, f->entry)], 1);
 	for (int branch = 0; branch < 2; branch++) {
-		uint64_t end = 0;
+		uint64_t end = 0, used[64];
 		uint32_t nb = 0, c = 100;
+		size_t nused = 0;
 
 		for (uint32_t bl = 0; bl < f->nblocks; bl++) {
 			const struct cfg_block *blk = &f->blocks[bl];
@@ -689,8 +736,10 @@ static void test_whole_function(void **state)
 
 			if (err || w.start < end)
 				continue;
-			end = w.start + w.len;
 			sp = spec_of(&w, 16 + nb);
+			if (nused == 64 || !give_springboard(&w, &sp, used, &nused))
+				continue;
+			end = w.start + w.len;
 			if (branch) {
 				sp.taken_counter = c;
 				sp.not_taken_counter = c + 1;
@@ -716,7 +765,8 @@ static void test_whole_function(void **state)
 		}
 		for (uint32_t j = 0; j < nb; j++)
 			uninstall(&b[j]);
-		print_message("%s windows: %u patched\n", branch ? "branch" : "count", nb);
+		print_message("%s windows: %u patched (%zu through springboards)\n",
+			      branch ? "branch" : "count", nb, nused);
 	}
 	assert_int_equal(pf_c_work(v, WORK_N), want);
 	free(ran);
@@ -734,7 +784,7 @@ static void test_patch_sites(void **state)
 	struct patch_sites *ps;
 	size_t fi = func_index("pf_loop"), fj = func_index("pf_flags2");
 	struct probe_site cs = { 0 }, bs = { 0 };
-	uint64_t start[2], held;
+	uint64_t start[2], held, sb[2];
 	uint8_t len[2];
 	struct patch_blob b[2], x;
 
@@ -749,18 +799,25 @@ static void test_patch_sites(void **state)
 	bs.kind = SITE_BRANCH;
 	bs.counter = 13;
 	bs.counter2 = 14;
-	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, &start[0], &len[0]), 0);
-	assert_int_equal(patch_sites__window(ps, &bs, NULL, 0, &start[1], &len[1]), 0);
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, NULL, 0, &start[0], &len[0], &sb[0]),
+			 0);
+	assert_int_equal(patch_sites__window(ps, &bs, NULL, 0, NULL, 0, &start[1], &len[1], &sb[1]),
+			 0);
+	assert_int_equal(sb[0], 0);
+	assert_int_equal(sb[1], 0);
 	assert_int_equal(len[0], 5);
 	assert_int_equal(len[1], 6);
 	/* A held thread's pc inside refuses; at the window's start it does not. */
 	held = start[1] + 2;
-	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), -ENOENT);
+	assert_int_equal(
+		patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]),
+		-ENOENT);
 	held = start[1];
-	assert_int_equal(patch_sites__window(ps, &bs, &held, 1, &start[1], &len[1]), 0);
+	assert_int_equal(
+		patch_sites__window(ps, &bs, &held, 1, NULL, 0, &start[1], &len[1], &sb[1]), 0);
 	counters[12] = counters[13] = counters[14] = 0;
 	for (int k = 0; k < 2; k++) {
-		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], bias,
+		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], 0, bias,
 						   (uint64_t)(uintptr_t)(region + (9 + k) * SLOT),
 						   (uint64_t)(uintptr_t)counters, k == 1, &b[k]),
 				 0);
@@ -778,11 +835,99 @@ static void test_patch_sites(void **state)
 	assert_int_equal(counters[13], 1);
 	assert_int_equal(counters[14], 2);
 	/* A window that is not the site's is refused. */
-	assert_int_equal(patch_sites__emit(ps, &cs, start[0], (uint8_t)(len[0] + 1), bias,
+	assert_int_equal(patch_sites__emit(ps, &cs, start[0], (uint8_t)(len[0] + 1), 0, bias,
 					   b[0].tramp, (uint64_t)(uintptr_t)counters, false, &x),
 			 -EINVAL);
 	uninstall(&b[1]);
 	uninstall(&b[0]);
+	patch_sites__close(ps);
+}
+
+/* Springboards through the plan-facing bridge, patched and run: a count site on pf_short's
+ * 2-byte block (inc %eax), its springboard in the padding after the function, and a branch
+ * site on pf_sb_intra's 2-byte jne, its springboard in the 5 bytes of padding after the jmp
+ * inside the function; the two never share a slot. Counters equal the runs known from the
+ * inputs, results equal the unpatched ones, and every byte is back afterwards. */
+static void test_springboard_sites(void **state)
+{
+	struct patch_sites *ps;
+	size_t fi = func_index("pf_short"), fj = func_index("pf_sb_intra");
+	struct probe_site cs = { 0 }, bs = { 0 };
+	uint64_t start[2], sb[2], other;
+	uint8_t len[2], before[2][16], sb_before[2][5];
+	struct patch_blob b[2];
+	static const int xs[] = { 0, 1, 2, 0x60, 0x160, 5, -1, 0x61, 0 };
+	int want_short[9], want_intra[9];
+	uint64_t nz = 0, eq = 0;
+
+	for (int i = 0; i < 9; i++) {
+		want_short[i] = pf_short(xs[i]);
+		want_intra[i] = pf_sb_intra(xs[i]);
+		nz += xs[i] != 0;
+		eq += (xs[i] & 0xff) == 0x60;
+	}
+	assert_int_equal(patch_sites__open(&ps, &prog), 0);
+	cs.addr = (uint64_t)(uintptr_t)pf_short_inc - bias;
+	cs.func = (uint32_t)fi;
+	cs.kind = SITE_COUNT;
+	cs.counter = 20;
+	cs.counter2 = PLACEMENT_NO_COUNTER;
+	bs.addr = (uint64_t)(uintptr_t)pf_sb_intra_jne - bias;
+	bs.func = (uint32_t)fj;
+	bs.kind = SITE_BRANCH;
+	bs.counter = 21;
+	bs.counter2 = 22;
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, NULL, 0, &start[0], &len[0], &sb[0]),
+			 0);
+	assert_int_equal(start[0], cs.addr);
+	assert_int_equal(len[0], 2);
+	assert_int_equal(sb[0], cs.addr + 3); /* right after the ret */
+	assert_int_equal(
+		patch_sites__window(ps, &bs, NULL, 0, &sb[0], 1, &start[1], &len[1], &sb[1]), 0);
+	assert_int_equal(start[1], bs.addr);
+	assert_int_equal(len[1], 2);
+	assert_int_equal(sb[1], (uint64_t)(uintptr_t)pf_sb_intra - bias + 4);
+	/* Never shared: with both taken, pf_short's site gets another slot or none. */
+	if (patch_sites__window(ps, &cs, NULL, 0, sb, 2, &start[0], &len[0], &other) == 0)
+		assert_true(other + 5 <= sb[0] || other >= sb[0] + 5);
+	/* A springboard that is not the window's is refused. */
+	assert_int_not_equal(patch_sites__emit(ps, &cs, start[0], len[0], 0, bias,
+					       (uint64_t)(uintptr_t)(region + 11 * SLOT),
+					       (uint64_t)(uintptr_t)counters, false, &b[0]),
+			     0);
+	assert_int_not_equal(patch_sites__emit(ps, &cs, start[0], len[0], sb[0] + 200, bias,
+					       (uint64_t)(uintptr_t)(region + 11 * SLOT),
+					       (uint64_t)(uintptr_t)counters, false, &b[0]),
+			     0);
+	counters[20] = counters[21] = counters[22] = 0;
+	for (int k = 0; k < 2; k++) {
+		memcpy(before[k], (const void *)(uintptr_t)(start[k] + bias), len[k]);
+		memcpy(sb_before[k], (const void *)(uintptr_t)(sb[k] + bias), 5);
+		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], sb[k], bias,
+						   (uint64_t)(uintptr_t)(region + (11 + k) * SLOT),
+						   (uint64_t)(uintptr_t)counters, false, &b[k]),
+				 0);
+		assert_int_equal(b[k].sb, sb[k] + bias);
+		assert_int_equal(b[k].code[0], 0xeb);
+		assert_int_equal(b[k].sb_code[0], 0xe9);
+		install_blob(&b[k]);
+	}
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(pf_short(xs[i]), want_short[i]);
+		assert_int_equal(pf_sb_intra(xs[i]), want_intra[i]);
+	}
+	assert_int_equal(counters[20], nz);
+	assert_int_equal(counters[21], 9 - eq); /* jne taken */
+	assert_int_equal(counters[22], eq);
+	for (int k = 1; k >= 0; k--)
+		uninstall(&b[k]);
+	for (int k = 0; k < 2; k++) {
+		assert_memory_equal(before[k], (const void *)(uintptr_t)(start[k] + bias), len[k]);
+		assert_memory_equal(sb_before[k], (const void *)(uintptr_t)(sb[k] + bias), 5);
+	}
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(pf_sb_intra(xs[i]), want_intra[i]);
+	assert_int_equal(counters[20], nz);
 	patch_sites__close(ps);
 }
 
@@ -796,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
 		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
 		cmocka_unit_test(test_red_zone),     cmocka_unit_test(test_threads_atomic),
+		cmocka_unit_test(test_springboard_sites),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -33,6 +33,7 @@ struct patch_obj {
 	struct patch_sites *ps;   /* its analysis (patch classes set in its CFG) */
 	uint64_t *win_start;      /* per site of the plan checked last: its window */
 	uint8_t *win_len;         /* (0: not patched) */
+	uint64_t *win_sb;         /* and its springboard (ELF vaddr, 0: none) */
 	size_t nwin;
 	int region;               /* the patcher's region, -1 before attach */
 	struct patch_blob *blobs; /* installed */
@@ -202,7 +203,8 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	const struct placement *pl = o->pl;
 	struct points pts = { 0 };
 	uint64_t *taken = NULL; /* addresses no window may hold: uprobe sites, breakpoints */
-	size_t ntaken = 0, prev = SIZE_MAX;
+	uint64_t *used = NULL;  /* springboards given out */
+	size_t ntaken = 0, nused = 0, prev = SIZE_MAX;
 	int err = 0;
 
 	*nrefused = 0;
@@ -211,12 +213,16 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	po = &b->objs[o->index];
 	free(po->win_start);
 	free(po->win_len);
+	free(po->win_sb);
 	po->win_start = calloc(pl->nsites + 1, sizeof(*po->win_start));
 	po->win_len = calloc(pl->nsites + 1, sizeof(*po->win_len));
+	po->win_sb = calloc(pl->nsites + 1, sizeof(*po->win_sb));
 	po->nwin = pl->nsites;
 	taken = malloc((pl->nsites + o->navoid + 1) * sizeof(*taken));
-	if (!po->win_start || !po->win_len || !taken) {
+	used = malloc((pl->nsites + 1) * sizeof(*used));
+	if (!po->win_start || !po->win_len || !po->win_sb || !taken || !used) {
 		free(taken);
+		free(used);
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
@@ -232,13 +238,14 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	 * a window that overlaps the last one kept is refused. */
 	for (size_t i = 0; i < pl->nsites; i++) {
 		const struct probe_site *s = &pl->sites[i];
-		uint64_t start;
+		uint64_t start, sb;
 		uint8_t len;
 
 		if (!patch_counts_class(s->probe_class))
 			continue;
-		if (patch_sites__window(po->ps, s, pts.v, pts.n, &start, &len) ||
+		if (patch_sites__window(po->ps, s, pts.v, pts.n, used, nused, &start, &len, &sb) ||
 		    any_in(taken, ntaken, start, start + len) ||
+		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
@@ -248,11 +255,15 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		}
 		po->win_start[i] = start;
 		po->win_len[i] = len;
+		po->win_sb[i] = sb;
+		if (sb)
+			used[nused++] = sb;
 		prev = i;
 	}
 out:
 	free(pts.v);
 	free(taken);
+	free(used);
 	return err;
 }
 
@@ -275,7 +286,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	const struct placement *pl = o->pl;
 	struct patcher_region reg;
 	struct patch_blob *blobs;
-	size_t n = 0, cap;
+	size_t n = 0, cap, nsb = 0;
 	uint64_t lo, hi, *off;
 	int err = 0, r;
 
@@ -315,7 +326,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		if (i >= po->nwin || !po->win_len[i])
 			continue;
 		err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i],
-					o->bias, lo, lo, b->atomic, &t);
+					po->win_sb[i], o->bias, lo, lo, b->atomic, &t);
 		if (err) {
 			pr_err("'%s': cannot generate the counter at %#llx", o->path,
 			       (unsigned long long)pl->sites[i].addr);
@@ -346,7 +357,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 			if (i >= po->nwin || !po->win_len[i])
 				continue;
 			err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
-						po->win_len[i], o->bias, rg->tramp_base + off[j],
+						po->win_len[i], po->win_sb[i], o->bias,
+						rg->tramp_base + off[j],
 						rg->counters_base, b->atomic, &blobs[j]);
 			j++;
 		}
@@ -367,11 +379,15 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	po->capacity = o->capacity;
 	b->stats.sites += n;
 	b->stats.tramp_bytes += cap;
+	for (size_t j = 0; j < n; j++)
+		nsb += blobs[j].sb != 0;
+	b->stats.springboards += nsb;
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (i < po->nwin && po->win_len[i] && pl->sites[i].probe_class == PROBE_PATCH_FLAGS)
 			b->stats.flag_saving++;
-	pr_info("'%s': %zu sites counted in process (%zu bytes of trampolines)", o->path, n,
-		(size_t)cap);
+	pr_info("'%s': %zu sites counted in process (%zu through springboards, %zu bytes of "
+		"trampolines)",
+		o->path, n, nsb, (size_t)cap);
 	return 0;
 }
 
@@ -406,7 +422,7 @@ static int patch_read(void *be, uint64_t *counters)
 }
 
 /* The end of an attach window: every original byte back, the regions unmapped (but those a
- * held thread's stack still points into). */
+ * held thread's stack still points into, in a trampoline or at a springboard). */
 static int patch_uncount(void *be, int pid)
 {
 	struct patch_backend *b = be;
@@ -424,6 +440,24 @@ static int patch_uncount(void *be, int pid)
 		pts.lo = rg->tramp_base;
 		pts.hi = rg->tramp_base + rg->tramp_size;
 		err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi, add_point, &pts);
+	}
+	/* And those at a springboard (a signal frame saved right after a site's jmp rel8). */
+	for (size_t k = 0; !err && k < PATCH_MAX_OBJECTS; k++) {
+		const struct patch_obj *po = &b->objs[k];
+
+		pts.lo = UINT64_MAX;
+		pts.hi = 0;
+		for (size_t j = 0; j < po->nblobs; j++) {
+			if (!po->blobs[j].sb)
+				continue;
+			if (po->blobs[j].sb < pts.lo)
+				pts.lo = po->blobs[j].sb;
+			if (po->blobs[j].sb + 5 > pts.hi)
+				pts.hi = po->blobs[j].sb + 5;
+		}
+		if (pts.lo < pts.hi)
+			err = proc_threads__resume_points(pid, tids, ntids, pts.lo, pts.hi,
+							  add_point, &pts);
 	}
 	if (!err) {
 		kept = patcher__remove(b->pt, tids, ntids, pts.v, pts.n);
@@ -454,6 +488,7 @@ static void patch_close(void *be)
 		free(po->blobs);
 		free(po->win_start);
 		free(po->win_len);
+		free(po->win_sb);
 		patch_sites__close(po->ps);
 	}
 	free(b);

@@ -15,6 +15,7 @@ struct patch_backend;
 struct patch_stats {
 	size_t sites;       /* sites counted in process */
 	size_t flag_saving; /* of which save and restore the flags */
+	size_t springboards; /* of which are reached through a jmp rel8 and a springboard */
 	size_t tramp_bytes;
 };
 

@@ -66,11 +66,15 @@ static int site_window(const struct patch_sites *ps, const struct probe_site *s,
 }
 
 int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s,
-			const uint64_t *avoid, size_t navoid, uint64_t *start, uint8_t *len)
+			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
+			uint64_t *start, uint8_t *len, uint64_t *sb)
 {
 	struct patch_window w;
 	int err = site_window(ps, s, avoid, navoid, &w);
 
+	*sb = 0;
+	if (!err && w.short_jump)
+		err = patch_analysis__springboard(&ps->pa, &w, used, nused, avoid, navoid, sb);
 	if (err)
 		return err;
 	*start = w.start;
@@ -79,7 +83,8 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 }
 
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
-		      uint8_t len, uint64_t bias, uint64_t tramp, uint64_t counters, bool atomic,
+		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
+		      bool atomic,
 		      struct patch_blob *out)
 {
 	struct patch_window w;
@@ -88,11 +93,18 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	size_t avail = 0;
 	int err = site_window(ps, s, NULL, 0, &w);
 
-	if (err || w.start != start || w.len != len)
+	if (err || w.start != start || w.len != len || w.short_jump != (sb != 0) ||
+	    (sb && !patch_analysis__springboard_ok(&ps->pa, &w, sb)))
 		return -EINVAL;
 	bytes = elf_image__code(ps->prog->img, start, &avail);
 	if (!bytes || avail < len)
 		return -EINVAL;
+	if (sb) {
+		sp.springboard = sb + bias;
+		sp.sb_bytes = elf_image__code(ps->prog->img, sb, &avail);
+		if (!sp.sb_bytes || avail < PATCH_SPRING_LEN)
+			return -EINVAL;
+	}
 	sp.site = start + bias;
 	sp.bytes = bytes;
 	sp.len = len;

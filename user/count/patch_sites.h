@@ -2,8 +2,10 @@
  * Where in-process counters can go in a program, and the code for one site: the bridge
  * between a counting plan (estimators/placement.h) and the pure analyses and code generator
  * of in-process counting. A site is patched over a window of whole instructions of one block
- * (at least the 5 bytes of a jmp rel32) that starts at a count site or ends with a branch
- * site's conditional jump, and into which nothing but its first instruction can be entered.
+ * (at least the 5 bytes of a jmp rel32, or 2 to 4 bytes with a jmp rel8 to a springboard in
+ * padding nearby, never shared by two sites) that starts at a count site or ends with a
+ * branch site's conditional jump, and into which nothing but its first instruction can be
+ * entered.
  */
 #ifndef EDGEPROF_USER_COUNT_PATCH_SITES_H
 #define EDGEPROF_USER_COUNT_PATCH_SITES_H
@@ -25,16 +27,22 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog);
 
 /* The window for site S of the plan: [*START, *START + *LEN) in ELF vaddrs, none of whose
  * instructions but the first starts at one of AVOID[0, NAVOID) (sorted ELF vaddrs where a held
- * thread may resume). Returns 0, or -ENOENT when there is none (then S must not be patched). */
+ * thread may resume). A short window also gets its springboard *SB (ELF vaddr; else *SB = 0),
+ * a slot overlapping none of USED[0, NUSED) (the springboards given to other sites) and
+ * holding none of AVOID. Returns 0, or -ENOENT when there is none (then S must not be
+ * patched). */
 int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s,
-			const uint64_t *avoid, size_t navoid, uint64_t *start, uint8_t *len);
+			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
+			uint64_t *start, uint8_t *len, uint64_t *sb);
 
-/* Generates the code for site S over the window [START, START + LEN): BIAS is the object's
+/* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
+ * an ELF vaddr patch_sites__window gave, or 0): BIAS is the object's
  * load bias, TRAMP the run-time address its trampoline will live at, COUNTERS the run-time
  * address of the object's counter 0 (counter c at COUNTERS + 8c), ATOMIC whether increments
  * start locked. Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
-		      uint8_t len, uint64_t bias, uint64_t tramp, uint64_t counters, bool atomic,
+		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
+		      bool atomic,
 		      struct patch_blob *out);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */

@@ -48,6 +48,9 @@ struct site {
 	uint64_t site, tramp;
 	uint8_t len, region;
 	uint8_t code[16], orig[16];
+	uint64_t sb; /* its springboard [sb, sb + 5), or 0 */
+	uint8_t sb_code[5], sb_orig[5];
+	bool keep_sb; /* a signal frame resumes at sb: its bytes stay at the removal */
 	uint32_t tramp_len;
 	struct patch_pc *pcs;
 	uint32_t npcs;
@@ -447,12 +450,25 @@ static int site_make(const struct patcher *p, const struct patch_blob *b, struct
 	int reg;
 
 	memset(s, 0, sizeof(*s));
-	if (b->len < 5 || b->len > 16 || b->code[0] != 0xe9 || !b->tramp_code || !b->tramp_len ||
+	if (b->len < (b->sb ? 2 : 5) || b->len > 16 || !b->tramp_code || !b->tramp_len ||
 	    !b->pcs || !b->npcs || b->pcs[0].off != 0 || (b->nlock && !b->lock_offsets))
 		goto bad;
-	memcpy(&disp, b->code + 1, 4);
-	if (b->site + 5 + (int64_t)disp != b->tramp)
-		goto bad;
+	if (b->sb) {
+		/* jmp rel8 to the springboard, there jmp rel32 to the trampoline, clear of the
+		 * window. */
+		if (b->code[0] != 0xeb || b->site + 2 + (int64_t)(int8_t)b->code[1] != b->sb ||
+		    b->sb_code[0] != 0xe9 || (b->sb < b->site + b->len && b->site < b->sb + 5))
+			goto bad;
+		memcpy(&disp, b->sb_code + 1, 4);
+		if (b->sb + 5 + (int64_t)disp != b->tramp)
+			goto bad;
+	} else {
+		if (b->code[0] != 0xe9)
+			goto bad;
+		memcpy(&disp, b->code + 1, 4);
+		if (b->site + 5 + (int64_t)disp != b->tramp)
+			goto bad;
+	}
 	reg = region_of_tramp(p, b->tramp, b->tramp_len);
 	if (reg < 0)
 		goto bad;
@@ -477,6 +493,9 @@ static int site_make(const struct patcher *p, const struct patch_blob *b, struct
 			   .nlock = b->nlock};
 	memcpy(s->code, b->code, b->len);
 	memcpy(s->orig, b->orig, b->len);
+	s->sb = b->sb;
+	memcpy(s->sb_code, b->sb_code, 5);
+	memcpy(s->sb_orig, b->sb_orig, 5);
 	s->pcs = malloc(b->npcs * sizeof(*s->pcs));
 	s->locks = malloc((b->nlock ? b->nlock : 1) * sizeof(*s->locks));
 	if (!s->pcs || !s->locks) {
@@ -556,6 +575,45 @@ static int mem_read(int fd, uint64_t addr, void *buf, size_t len)
 	return r == (ssize_t)len ? 0 : r < 0 ? -errno : -EIO;
 }
 
+/* Bytes one site writes: its window, or its springboard. */
+struct span {
+	uint64_t addr;
+	uint8_t len;
+	const uint8_t *code, *orig;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The spans of SITES[0, N) (windows and springboards; a kept springboard is left out when
+ * SKIP_KEPT), sorted by address, into *OUT (*NOUT of them). */
+static int spans_of(struct site *const *sites, size_t n, bool skip_kept, struct span **out,
+		    size_t *nout)
+{
+	struct span *v = malloc((2 * n + 1) * sizeof(*v));
+	size_t k = 0;
+
+	if (!v) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct site *s = sites[i];
+
+		v[k++] = (struct span){ s->site, s->len, s->code, s->orig };
+		if (s->sb && !(skip_kept && s->keep_sb))
+			v[k++] = (struct span){ s->sb, 5, s->sb_code, s->sb_orig };
+	}
+	qsort(v, k, sizeof(*v), span_cmp);
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
 struct chunk {
 	uint64_t lo, hi;
 	size_t first, end; /* its sites, in the sorted array */
@@ -571,7 +629,7 @@ struct chunk {
  * must hold FROM (else -EILSEQ, nothing written), and a failed write undoes the chunks
  * written before it. Not strict (restore): a site already holding TO is left, one holding
  * neither is reported and left (-EILSEQ at the end), the others are written. */
-static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+static int rewrite_chunks(int pid, int mem, const struct span *sorted, size_t n, bool to_orig,
 			  bool strict, uint64_t gap, bool *read_failed)
 {
 	struct chunk *chunks = calloc(n ? n : 1, sizeof(*chunks));
@@ -584,13 +642,13 @@ static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct site *s = sorted[i];
+		const struct span *s = &sorted[i];
 
-		if (nchunks && s->site < chunks[nchunks - 1].hi + gap) {
-			chunks[nchunks - 1].hi = s->site + s->len;
+		if (nchunks && s->addr < chunks[nchunks - 1].hi + gap) {
+			chunks[nchunks - 1].hi = s->addr + s->len;
 			chunks[nchunks - 1].end = i + 1;
 		} else {
-			chunks[nchunks++] = (struct chunk){s->site, s->site + s->len, i, i + 1, 0};
+			chunks[nchunks++] = (struct chunk){s->addr, s->addr + s->len, i, i + 1, 0};
 		}
 	}
 	for (size_t c = 0; c < nchunks; c++) {
@@ -619,10 +677,10 @@ static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n
 		}
 		memcpy(new + k->at, old + k->at, k->hi - k->lo);
 		for (size_t i = k->first; i < k->end; i++) {
-			const struct site *s = sorted[i];
+			const struct span *s = &sorted[i];
 			const uint8_t *from = to_orig ? s->code : s->orig;
 			const uint8_t *to = to_orig ? s->orig : s->code;
-			size_t at = k->at + (s->site - k->lo);
+			size_t at = k->at + (s->addr - k->lo);
 
 			if (memcmp(old + at, from, s->len) == 0) {
 				memcpy(new + at, to, s->len);
@@ -631,7 +689,7 @@ static int rewrite_chunks(int pid, int mem, struct site *const *sorted, size_t n
 			if (!strict && memcmp(old + at, to, s->len) == 0)
 				continue;
 			pr_err("process %d: the bytes at %#" PRIx64 " are not the expected ones%s",
-			       pid, s->site, strict ? "" : ": left as they are");
+			       pid, s->addr, strict ? "" : ": left as they are");
 			err = -EILSEQ;
 			if (strict)
 				goto out;
@@ -666,14 +724,20 @@ out:
 
 /* rewrite_chunks with sites less than a page apart in one chunk, or each site alone when
  * such a chunk cannot be read. */
-static int rewrite_sites(int pid, int mem, struct site *const *sorted, size_t n, bool to_orig,
+static int rewrite_sites(int pid, int mem, struct site *const *sites, size_t n, bool to_orig,
 			 bool strict)
 {
 	bool read_failed = false;
-	int err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, PAGE, &read_failed);
+	struct span *sorted;
+	size_t ns;
+	int err = spans_of(sites, n, to_orig, &sorted, &ns);
 
+	if (err)
+		return err;
+	err = rewrite_chunks(pid, mem, sorted, ns, to_orig, strict, PAGE, &read_failed);
 	if (read_failed) /* nothing was written yet */
-		err = rewrite_chunks(pid, mem, sorted, n, to_orig, strict, 0, &read_failed);
+		err = rewrite_chunks(pid, mem, sorted, ns, to_orig, strict, 0, &read_failed);
+	free(sorted);
 	return err;
 }
 
@@ -692,8 +756,9 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 {
 	struct site *all = NULL, *news = NULL;
 	struct site **by_site = NULL;
+	struct span *spans = NULL;
 	uint64_t *pcs = NULL;
-	size_t npcs = 0, made = 0, total = p->nsites + n;
+	size_t npcs = 0, made = 0, total = p->nsites + n, nspans = 0;
 	int err;
 
 	if (p->removed) {
@@ -719,15 +784,18 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 	if (p->nsites)
 		memcpy(all, p->sites, p->nsites * sizeof(*all));
 	memcpy(all + p->nsites, news, n * sizeof(*all));
-	/* No two windows and no two trampolines overlap. */
+	/* No two windows or springboards and no two trampolines overlap (a springboard is
+	 * never shared). */
 	for (size_t i = 0; i < total; i++)
 		by_site[i] = &all[i];
-	qsort(by_site, total, sizeof(*by_site), site_cmp_site);
-	for (size_t i = 1; i < total; i++)
-		if (by_site[i - 1]->site + by_site[i - 1]->len > by_site[i]->site) {
+	err = spans_of(by_site, total, false, &spans, &nspans);
+	if (err)
+		goto out;
+	for (size_t i = 1; i < nspans; i++)
+		if (spans[i - 1].addr + spans[i - 1].len > spans[i].addr) {
 			err = -EINVAL;
 			pr_err("process %d: patches at %#" PRIx64 " and %#" PRIx64 " overlap",
-			       p->pid, by_site[i - 1]->site, by_site[i]->site);
+			       p->pid, spans[i - 1].addr, spans[i].addr);
 			goto out;
 		}
 	qsort(all, total, sizeof(*all), site_cmp_tramp);
@@ -744,7 +812,8 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		for (size_t t = 0; t < npcs; t++)
-			if (pcs[t] > blobs[i].site && pcs[t] < blobs[i].site + blobs[i].len) {
+			if ((pcs[t] > blobs[i].site && pcs[t] < blobs[i].site + blobs[i].len) ||
+			    (blobs[i].sb && pcs[t] >= blobs[i].sb && pcs[t] < blobs[i].sb + 5)) {
 				err = -EBUSY;
 				pr_err("process %d: a thread is stopped at %#" PRIx64
 				       ", inside the patch at %#" PRIx64,
@@ -771,6 +840,7 @@ out:
 	free(news);
 	free(all);
 	free(by_site);
+	free(spans);
 	free(pcs);
 	return err;
 }
@@ -854,6 +924,19 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count, bool may_ste
 		err = -errno;
 		pr_err("thread %d: not stopped under our ptrace: %s", tid, strerror(errno));
 		return err;
+	}
+	/* Between the jmp rel8 and the springboard's jmp: the site has not fired, the thread
+	 * is where it was before the jmp rel8. */
+	for (size_t i = 0; i < p->nsites; i++) {
+		if (!p->sites[i].sb || regs.rip != p->sites[i].sb)
+			continue;
+		regs.rip = p->sites[i].site;
+		if (ptrace(PTRACE_SETREGS, tid, NULL, &regs) < 0) {
+			err = -errno;
+			pr_err("thread %d: cannot set its pc: %s", tid, strerror(errno));
+			return err;
+		}
+		return 1;
 	}
 	for (int step = 0;; step++) {
 		const struct site *s = site_at(p, regs.rip);
@@ -969,6 +1052,16 @@ int patcher__remove(struct patcher *p, const int *tids, size_t ntids, const uint
 	}
 	for (size_t i = 0; i < nframe_pcs; i++) {
 		int r = region_of_pc(p, frame_pcs[i]);
+
+		for (size_t k = 0; r < 0 && k < p->nsites; k++) {
+			if (!p->sites[k].sb || p->sites[k].sb != frame_pcs[i])
+				continue;
+			/* A signal frame resumes at the springboard: it stays, and so does
+			 * its trampoline (which runs the window and jumps back to the
+			 * original code). */
+			p->sites[k].keep_sb = true;
+			r = p->sites[k].region;
+		}
 
 		if (r >= 0 && !keep[r]) {
 			keep[r] = true;

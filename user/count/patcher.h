@@ -50,14 +50,17 @@ int patcher__add_region(struct patcher *p, uint64_t lo, uint64_t hi, uint32_t nc
 size_t patcher__nregions(const struct patcher *p);
 const struct patcher_region *patcher__region(const struct patcher *p, size_t i);
 
-/* Writes each blob's trampoline into its region and then each site's code, all or nothing.
- * Each trampoline must lie in one region's trampoline range, each code must be a jmp rel32 to
- * its trampoline, no two windows nor two trampolines (these and those installed before) may
- * overlap (-EINVAL); every thread of the process must be stopped under our ptrace (checked:
- * -ESRCH), none with its pc strictly inside a window (site, site + len) (-EBUSY); and the
- * bytes at each site must equal blob.orig (-EILSEQ). The lock prefixes are written as given,
- * or 0xf0 after patcher__set_atomic. May be called again with more blobs (a library mapped
- * later). Returns 0, or a negative errno with one line and no site of this call changed. */
+/* Writes each blob's trampoline into its region and then each site's code (and springboard),
+ * all or nothing. Each trampoline must lie in one region's trampoline range, each code must be
+ * a jmp rel32 to its trampoline, or a jmp rel8 to the blob's springboard that holds a jmp
+ * rel32 to it; no two windows or springboards nor two trampolines (these and those installed
+ * before) may overlap (-EINVAL: a springboard is never shared); every thread of the process
+ * must be stopped under our ptrace (checked: -ESRCH), none with its pc strictly inside a window
+ * (site, site + len) or in a springboard [sb, sb + 5) (-EBUSY); and the bytes at each site and
+ * springboard must equal blob.orig and blob.sb_orig (-EILSEQ). The lock prefixes are written
+ * as given, or 0xf0 after patcher__set_atomic. May be called again with more blobs (a
+ * library mapped later). Returns 0, or a negative errno with one line and no site of this
+ * call changed. */
 int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n);
 
 /* Copies the current counter values into COUNTERS[0, N): region 0's counters, then region
@@ -71,8 +74,10 @@ size_t patcher__read(const struct patcher *p, uint64_t *counters, size_t n);
  * serves parent and children. Idempotent. */
 void patcher__set_atomic(struct patcher *p);
 
-/* If the pc of TID (stopped under our ptrace) is in an installed trampoline, makes the thread
- * equivalent at the original address: single-steps it while its offset is not clean (at most
+/* If the pc of TID (stopped under our ptrace) is at a springboard (after the site's jmp rel8,
+ * before the springboard's jmp), moves it back to the site (nothing was counted yet). If it is
+ * in an installed trampoline, makes the thread equivalent at the original address: single-steps
+ * it while its offset is not clean (at most
  * 64 instructions), then adds one to the stretch's pending counter and sets rip to its
  * original address. Meant for patcher__remove: the original address is only equivalent once
  * the site's original bytes are back, before the thread runs again. Returns 1 when it moved,
@@ -96,9 +101,10 @@ int patcher__orig_of(const struct patcher *p, uint64_t addr, uint64_t *orig);
  * a site holding neither is reported and left alone: -EILSEQ at the end); then the regions are
  * unmapped in the target, except those of an object whose trampolines hold one of
  * FRAME_PCS[0, NFRAME_PCS) (the caller's unwound outer frame pcs: a signal frame will resume
- * there) or a pc that could not be moved: they stay mapped, and are reported. edgeprof's own
- * mappings stay until patcher__close (patcher__read still works). Returns the number of
- * regions left mapped (>= 0), or a negative errno with one line. */
+ * there), or whose springboard is one of them (that springboard keeps its jmp, the rest of its
+ * site is restored), or a pc that could not be moved: they stay mapped, and are reported.
+ * edgeprof's own mappings stay until patcher__close (patcher__read still works). Returns the
+ * number of regions left mapped (>= 0), or a negative errno with one line. */
 int patcher__remove(struct patcher *p, const int *tids, size_t ntids, const uint64_t *frame_pcs,
 		    size_t nframe_pcs);
 

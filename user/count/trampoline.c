@@ -322,7 +322,8 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (sp->len < 5 || sp->len > 16 || !sp->bytes)
+	if (sp->len < (sp->springboard ? 2 : 5) || sp->len > 16 || !sp->bytes ||
+	    (sp->springboard && !sp->sb_bytes))
 		return -EINVAL;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return -EINVAL;
@@ -363,14 +364,34 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 		mark(e, true, sp->site + sp->len, PATCH_NO_COUNTER);
 		jmp_to(e, sp->site + sp->len);
 	}
-	/* The site's jump. */
-	out->code[0] = 0xe9;
-	d = rel32(e, sp->site + 5, sp->tramp);
-	memcpy(out->code + 1, &d, 4);
+	/* The site's jump: a jmp rel32 to the trampoline, or a jmp rel8 to the springboard
+	 * and there a jmp rel32. */
+	if (sp->springboard) {
+		int64_t d8 = (int64_t)(sp->springboard - (sp->site + 2));
+
+		if (d8 < -128 || d8 > 127) {
+			if (!e->err)
+				e->err = -ERANGE;
+		}
+		memset(out->code, 0xcc, sizeof(out->code));
+		out->code[0] = 0xeb;
+		out->code[1] = (uint8_t)(int8_t)d8;
+		out->sb_code[0] = 0xe9;
+		d = rel32(e, sp->springboard + 5, sp->tramp);
+		memcpy(out->sb_code + 1, &d, 4);
+	} else {
+		out->code[0] = 0xe9;
+		d = rel32(e, sp->site + 5, sp->tramp);
+		memcpy(out->code + 1, &d, 4);
+		memset(out->code + 5, 0xcc, sizeof(out->code) - 5);
+	}
 	err = e->err;
 	if (err)
 		goto out;
-	memset(out->code + 5, 0xcc, sizeof(out->code) - 5);
+	if (sp->springboard) {
+		out->sb = sp->springboard;
+		memcpy(out->sb_orig, sp->sb_bytes, 5);
+	}
 	out->site = sp->site;
 	out->len = sp->len;
 	memcpy(out->orig, sp->bytes, sp->len);

@@ -36,9 +36,13 @@ struct patch_pc {
 
 struct patch_blob {
 	uint64_t site;	  /* run-time address of the window start */
-	uint8_t len;	  /* bytes overwritten there (>= 5) */
-	uint8_t code[16]; /* new bytes for [site, site + len): jmp rel32 to tramp, int3 fill */
+	uint8_t len;	  /* bytes overwritten there (>= 5, or >= 2 with a springboard) */
+	uint8_t code[16]; /* new bytes for [site, site + len): jmp rel32 to tramp (jmp rel8 to
+			   * the springboard), int3 fill */
 	uint8_t orig[16]; /* the original bytes (restore and verify) */
+	uint64_t sb;	  /* run-time address of the springboard, 0 for none: [sb, sb + 5) */
+	uint8_t sb_code[5]; /* jmp rel32 to tramp */
+	uint8_t sb_orig[5]; /* the padding's original bytes (restore and verify) */
 	uint64_t tramp;	  /* run-time address its trampoline code will live at */
 	uint8_t *tramp_code; /* malloc'd */
 	uint32_t tramp_len;
@@ -58,8 +62,12 @@ enum tramp_flagsave {
 struct tramp_spec {
 	uint64_t site;           /* run-time address of the window start */
 	const uint8_t *bytes;    /* the window's original bytes, LEN of them */
-	uint8_t len;             /* 5..16: whole instructions, the last may be a jmp, jcc, call,
-				  * ret or indirect jmp (then nothing jumps back) */
+	uint8_t len;             /* 5..16 (2..16 with a springboard): whole instructions, the
+				  * last may be a jmp, jcc, call, ret or indirect jmp (then nothing
+				  * jumps back) */
+	uint64_t springboard;    /* run-time address of a springboard in padding within rel8
+				  * reach of site + 2, or 0: the site gets a jmp rel32 itself */
+	const uint8_t *sb_bytes; /* the springboard's 5 original bytes (with springboard) */
 	uint64_t tramp;          /* run-time address the trampoline will live at */
 	uint64_t counters;       /* run-time address of counter 0 (counter c at + 8c) */
 	uint32_t entry_counter;  /* incremented before the window runs, or PATCH_NO_COUNTER */
@@ -80,11 +88,13 @@ struct tramp_spec {
 /* The most bytes a trampoline takes. */
 #define TRAMP_MAX_LEN 192
 
-/* Makes the patch for SP into *OUT (release with patch_blob__release). The window's bytes are
- * decoded at SP->site: every instruction must be one of cfg/patch_window.h's relocation kinds
- * other than RELOC_NO, only the last may transfer control. Returns 0, -EINVAL (a bad window:
- * an instruction it cannot move, a partial instruction, a length out of range), -ERANGE (a
- * displacement or a jump does not reach from the trampoline) or -ENOMEM. */
+/* Makes the patch for SP into *OUT (release with patch_blob__release): with a springboard,
+ * the site gets a jmp rel8 to it and the springboard a jmp rel32 to the trampoline (-ERANGE
+ * when the springboard is out of rel8 reach). The window's bytes are decoded at SP->site:
+ * every instruction must be one of cfg/patch_window.h's relocation kinds other than RELOC_NO,
+ * only the last may transfer control. Returns 0, -EINVAL (a bad window: an instruction it
+ * cannot move, a partial instruction, a length out of range), -ERANGE (a displacement or a
+ * jump does not reach from the trampoline) or -ENOMEM. */
 int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */
