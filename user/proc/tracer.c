@@ -49,6 +49,8 @@ struct task {
 	bool held;		   /* tracer__attach: in a PTRACE_EVENT_STOP, not resumed */
 	bool asked;		   /* sent PTRACE_INTERRUPT, its stop not seen yet */
 	bool group_stop;	   /* that stop is a job-control stop (resume with LISTEN) */
+	int deferred_sig;	   /* a signal for it that arrived while it was stepped out of a
+				    * longjmp (settle_task): delivered when it is let go */
 	/* Its last call of execve or execveat (BP_EXEC): the frames active then, kept until
 	 * the exec succeeds (PTRACE_EVENT_EXEC), and the unwinding failures it had. */
 	bool exec_called;
@@ -73,6 +75,7 @@ struct bp {
 	uint8_t kind;	 /* enum bp_kind */
 	bool watched;	 /* no int3: a uprobe signals the thread (tracer__attach), which then
 			  * stops just after the function's first instruction */
+	uint64_t size;	 /* watched: the function's size (its symbol's), 0 when unknown */
 };
 
 #define MAX_BPS 12
@@ -504,6 +507,7 @@ struct symbol_search {
 	 * file offset in it (0 when it could not be found). */
 	char path[NSEARCH][512];
 	uint64_t offset[NSEARCH];
+	uint64_t size[NSEARCH]; /* the symbol's size */
 };
 
 /* The file offset of run-time address ADDR in MOD's ELF file, or 0. */
@@ -546,6 +550,7 @@ static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused
 				ss->addr[k] = addr;
 				ss->in_libc[k] = libc;
 				ss->offset[k] = module_file_offset(mod, addr);
+				ss->size[k] = sym.st_size;
 				snprintf(ss->path[k], sizeof(ss->path[k]), "%s", modname);
 			}
 	}
@@ -1589,10 +1594,13 @@ static bool all_held(const struct tracer *t)
 static void release_task(struct task *task)
 {
 	int req = task->group_stop ? PTRACE_LISTEN : PTRACE_CONT;
+	long sig = req == PTRACE_CONT ? task->deferred_sig : 0;
 
 	task->held = false;
 	task->group_stop = false;
-	if (ptrace(req, task->tid, NULL, NULL) && errno != ESRCH)
+	if (sig)
+		task->deferred_sig = 0;
+	if (ptrace(req, task->tid, NULL, (void *)sig) && errno != ESRCH)
 		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
 }
 
@@ -1620,7 +1628,7 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 			continue;
 		}
 		p->bps[p->nbps++] = (struct bp){ .addr = ss.addr[k], .kind = bp_functions[k].kind,
-						 .watched = true };
+						 .watched = true, .size = ss.size[k] };
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
@@ -1727,6 +1735,108 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	}
 	if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
 		pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
+}
+
+/* At most this many instructions are stepped to take a held thread out of a longjmp. */
+#define SETTLE_MAX_STEPS 100000
+
+/*
+ * TASK (of TGID), held at the attach or at the detach, may be inside a watched function past
+ * the uprobe at its entry: the watch has fired already (at the detach: the frames a longjmp
+ * skips are recorded, as is the frame it lands in) or never will (at the attach: the watch
+ * signals only once counting is on), so unwinding the thread now would enter or leave again
+ * frames that the function is about to leave without returning. A longjmp is run on, one
+ * instruction at a time, until it has landed (the stack pointer at or above its caller's,
+ * the pc out of the C library); a signal met meanwhile is the watch's (recorded as at any
+ * watch stop) or the program's (delivered when the thread is let go). A thread inside any
+ * other watched function (a throw, pthread_exit, an exec) is left as it is, counted as an
+ * unwinding failure. Returns 0 (nothing to do, or landed), -ESRCH when the thread ended
+ * (removed from the table, with its status), -EAGAIN when it was not taken out (counted).
+ */
+static int settle_task(struct tracer *t, struct task *task, int tgid, enum attach_phase phase)
+{
+	struct proc *p = proc_find(t, tgid);
+	struct collect c = { 0 };
+	const struct bp *in = NULL;
+	uint64_t caller_rsp = 0, last_pc = 0;
+	Dwfl_Module *mod = NULL;
+	int tid = task->tid, rc = 0, steps;
+
+	if (!p || !p->nbps || !collect_frames(t, tid, tgid, &c))
+		goto out;
+	for (size_t i = 0; i < c.n && !in; i++) {
+		const struct frame_rec *f = &c.v[i];
+		uint64_t pc = f->activation ? f->pc : f->pc - 1;
+
+		for (int k = 0; k < p->nbps; k++) {
+			const struct bp *b = &p->bps[k];
+
+			if (b->watched && b->size && pc >= b->addr && pc < b->addr + b->size &&
+			    !(f->activation && pc == b->addr)) {
+				in = b;
+				caller_rsp = i + 1 < c.n ? c.v[i + 1].rsp : f->rsp;
+				mod = dwfl_addrmodule(c.u.dwfl, b->addr);
+				break;
+			}
+		}
+	}
+	if (!in)
+		goto out;
+	if (in->kind != BP_LONGJMP || !mod) {
+		pr_debug("thread %d: held inside a watched function (%#llx) past its entry: the frames it leaves are not followed",
+			 tid, (unsigned long long)in->addr);
+		t->res->unwind_failures++;
+		rc = -EAGAIN;
+		goto out;
+	}
+	for (steps = 0;; steps++) {
+		struct user_regs_struct regs;
+		int st, sig, event;
+
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &regs)) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (regs.rsp >= caller_rsp && dwfl_addrmodule(c.u.dwfl, regs.rip) != mod)
+			break; /* landed */
+		if (steps == SETTLE_MAX_STEPS) {
+			rc = -EAGAIN;
+			break;
+		}
+		last_pc = regs.rip;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) ||
+		    waitpid(tid, &st, __WALL) != tid) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			attach_status(t, tid, st, phase); /* forgets it */
+			rc = -ESRCH;
+			goto out;
+		}
+		sig = WSTOPSIG(st);
+		event = st >> 16;
+		if (event || sig == SIGTRAP)
+			continue; /* the step, an interrupt, a job-control stop or an event */
+		if (sig == EP_NOTIFY_SIGNAL && watch_hit(t, tid, tgid))
+			continue; /* the watch at the longjmp's entry, recorded now */
+		task->deferred_sig = sig; /* the program's own: delivered at the release */
+		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+		    ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && regs.rip == last_pc) {
+			rc = -EAGAIN; /* a fault: it happens again when the thread is let go */
+			break;
+		}
+	}
+	if (rc) {
+		pr_debug("thread %d: cannot run it out of a longjmp (%d steps): the frames it leaves are not followed",
+			 tid, steps);
+		t->res->unwind_failures++;
+	} else {
+		pr_debug("thread %d: held inside a longjmp: landed after %d steps", tid, steps);
+	}
+out:
+	free(c.v);
+	return rc;
 }
 
 /* Handles every status available now (WAIT: blocks for up to TIMEOUT seconds first, woken by
@@ -1952,6 +2062,15 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	}
 	res->nattached = (unsigned)t.ntasks;
 	pr_debug("attach: %zu threads stopped after %.1f ms", t.ntasks, (now_seconds() - t0) * 1e3);
+	/* A thread inside a longjmp is run on until it lands (the watch is not on yet). */
+	for (size_t i = 0; i < t.ntasks; i++)
+		if (settle_task(&t, &t.tasks[i], pid, PHASE_ATTACHING) == -ESRCH)
+			i--;
+	if (t.ntasks == 0) {
+		pr_err("process %d ended while edgeprof attached to it", pid);
+		rc = -ESRCH;
+		goto fail_release;
+	}
 	for (size_t i = 0; i < t.ntasks; i++)
 		unwind_task(&t, t.tasks[i].tid, pid, FRAME_ENTRY);
 	pr_debug("attach: stacks unwound after %.1f ms", (now_seconds() - t0) * 1e3);
@@ -1999,6 +2118,11 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 					res->unwind_failures++;
 					continue;
 				}
+				/* One inside a longjmp whose frames are recorded: run on. */
+				if (settle_task(&t, &t.tasks[i], pid, PHASE_DETACHING) == -ESRCH) {
+					i--;
+					continue;
+				}
 				if (hooks && hooks->before_unwind)
 					hooks->before_unwind(hooks->ctx, t.tasks[i].tid, true);
 				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
@@ -2006,7 +2130,9 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 			if (hooks && hooks->stopping)
 				hooks->stopping(hooks->ctx, pid);
 			for (size_t i = 0; i < t.ntasks; i++)
-				if (ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL, NULL) && errno != ESRCH)
+				if (ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL,
+					   (void *)(long)t.tasks[i].deferred_sig) &&
+				    errno != ESRCH)
 					pr_debug("thread %d: PTRACE_DETACH: %s", t.tasks[i].tid,
 						 strerror(errno));
 			res->detached = 1;
