@@ -33,7 +33,7 @@
 #define TRACER_MAX_FRAMES (1u << 20)
 
 /* Which step of the start failed in the child, reported through the pipe. */
-enum start_step { START_PTRACE = 1, START_EXEC = 2 };
+enum start_step { START_EXEC = 2 };
 
 struct start_error {
 	int step; /* enum start_step */
@@ -1172,15 +1172,14 @@ static void forward_pending(struct tracer *t)
 
 /* --- start -------------------------------------------------------------------------------- */
 
-/* The child: becomes a tracee and executes the program; reports a failure through FD. */
+/* The child: stops until its parent has seized it, then executes the program; reports a
+ * failure through FD. */
 static void __attribute__((noreturn)) child_exec(int fd, const char *path, char *const argv[])
 {
-	struct start_error se = {.step = START_PTRACE};
+	struct start_error se = {.step = START_EXEC};
 
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
-		se.step = START_EXEC;
-		execv(path, argv);
-	}
+	raise(SIGSTOP);
+	execv(path, argv);
 	se.err = errno;
 	if (write(fd, &se, sizeof(se)) != (ssize_t)sizeof(se))
 		_exit(126);
@@ -1236,40 +1235,61 @@ static int start_program(const char *path, char *const argv[], bool exitkill)
 		child_exec(fds[1], path, argv);
 	}
 	close(fds[1]);
-	do
-		n = read(fds[0], &se, sizeof(se));
-	while (n < 0 && errno == EINTR);
-	close(fds[0]);
-	if (n == (ssize_t)sizeof(se)) {
-		reap(pid);
-		if (se.step == START_PTRACE)
-			pr_err("cannot trace '%s': ptrace: %s", path, strerror(se.err));
-		else
-			pr_err("cannot execute '%s': %s", path, strerror(se.err));
-		return -se.err;
-	}
-	/* The exec succeeded (the pipe was closed by it): the child stops with SIGTRAP. */
-	while (waitpid(pid, &st, __WALL) < 0) {
+	/*
+	 * Traced with PTRACE_SEIZE, not PTRACE_TRACEME: a task it creates then starts with a
+	 * trap stop, not with a SIGSTOP queued to it. Were edgeprof killed before that task's
+	 * first stop, the SIGSTOP would stop the whole program for good; a trap stop goes with
+	 * the tracer. The child stops itself (SIGSTOP), is seized, and is sent SIGCONT (else
+	 * its process would still be in a group stop, which it would enter again once the
+	 * tracer is gone); the stops on its way to the exec (the seize's trap, SIGCONT's
+	 * delivery) are passed over, SIGCONT suppressed.
+	 */
+	err = 0;
+	while (waitpid(pid, &st, WUNTRACED) < 0)
 		if (errno != EINTR) {
 			err = errno;
-			kill_and_reap(pid);
-			pr_err("cannot run '%s': waitpid: %s", path, strerror(err));
-			return -err;
+			break;
+		}
+	if (!err && !WIFSTOPPED(st))
+		err = ECHILD;
+	if (!err && ptrace(PTRACE_SEIZE, pid, NULL,
+			   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE |
+					  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+					  PTRACE_O_TRACEEXEC | (exitkill ? PTRACE_O_EXITKILL : 0))))
+		err = errno;
+	if (!err && kill(pid, SIGCONT))
+		err = errno;
+	for (bool gone = false; !err;) {
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno != EINTR)
+				err = errno;
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			gone = true; /* the exec failed: the pipe says why */
+		else if (!WIFSTOPPED(st))
+			continue;
+		else if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == PTRACE_EVENT_EXEC)
+			break; /* after the exec (the pipe was closed by it) */
+		else if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+			err = errno;
+		if (gone) {
+			do
+				n = read(fds[0], &se, sizeof(se));
+			while (n < 0 && errno == EINTR);
+			close(fds[0]);
+			if (n == (ssize_t)sizeof(se)) {
+				pr_err("cannot execute '%s': %s", path, strerror(se.err));
+				return -se.err;
+			}
+			pr_err("cannot run '%s': it ended before its exec (status 0x%x)", path, st);
+			return -ECHILD;
 		}
 	}
-	if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
-		if (WIFSTOPPED(st))
-			kill_and_reap(pid);
-		pr_err("cannot run '%s': it did not stop after exec (status 0x%x)", path, st);
-		return -ECHILD;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
-				  (exitkill ? PTRACE_O_EXITKILL : 0)))) {
-		err = errno;
+	close(fds[0]);
+	if (err) {
 		kill_and_reap(pid);
-		pr_err("cannot trace '%s': PTRACE_SETOPTIONS: %s", path, strerror(err));
+		pr_err("cannot trace '%s': ptrace: %s", path, strerror(err));
 		return -err;
 	}
 	return pid;
