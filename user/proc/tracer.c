@@ -1446,7 +1446,8 @@ static void event_loop(struct tracer *t)
 			/* Events may move the task table: do not use TASK after this. */
 			event_stop(t, task, st >> 16);
 		} else if (first && sig == SIGSTOP) {
-			/* The initial stop of an auto-attached task: suppressed. */
+			/* The initial SIGSTOP of a task auto-attached without PTRACE_SEIZE (a
+			 * seized one's is a PTRACE_EVENT_STOP, above): suppressed. */
 		} else {
 			size_t before = res->nevents;
 			siginfo_t si;
@@ -1474,8 +1475,8 @@ static void event_loop(struct tracer *t)
 				task->bp_count = res->nevents - before;
 				goto resume;
 			}
-			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
-			 * siginfo cannot be read: resume it (job control is not honoured). */
+			/* A group-stop (PTRACE_EVENT_STOP with the stopping signal) has no
+			 * siginfo to read: resume it (job control is not honoured). */
 			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL)
 				inject = sig;
 		}
