@@ -68,7 +68,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 
 static long work(long n, long *errors)
 {
-	static const int v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 13, 21, 1000, -5, 3, 8, 9, 10 };
+	static const int v[] = {0, 1, 2, 3, 4, 5, 6, 7, 13, 21, 1000, -5, 3, 8, 9, 10};
 	long sum = 0;
 
 	for (long i = 0; i < n; i++) {
@@ -97,7 +97,8 @@ static long work(long n, long *errors)
 		sum += r;
 		*errors += pf_rip((uint64_t)i) != (uint64_t)i * 7;
 		*errors += pf_call((uint32_t)i) != (uint64_t)(uintptr_t)pf_call_ret;
-		*errors += pf_callind((uint32_t)i, pf_retaddr) != (uint64_t)(uintptr_t)pf_callind_ret;
+		*errors +=
+		    pf_callind((uint32_t)i, pf_retaddr) != (uint64_t)(uintptr_t)pf_callind_ret;
 		if (i % 50 == 0)
 			sum += pf_c_work(v, (int)(sizeof(v) / sizeof(v[0])));
 	}

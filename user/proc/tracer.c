@@ -1648,8 +1648,10 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 				bp_functions[k].name, ss.path[k]);
 			continue;
 		}
-		p->bps[p->nbps++] = (struct bp){ .addr = ss.addr[k], .kind = bp_functions[k].kind,
-						 .watched = true, .size = ss.size[k] };
+		p->bps[p->nbps++] = (struct bp){.addr = ss.addr[k],
+						.kind = bp_functions[k].kind,
+						.watched = true,
+						.size = ss.size[k]};
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
@@ -1777,7 +1779,7 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 static int settle_task(struct tracer *t, struct task *task, int tgid, enum attach_phase phase)
 {
 	struct proc *p = proc_find(t, tgid);
-	struct collect c = { 0 };
+	struct collect c = {0};
 	const struct bp *in = NULL;
 	uint64_t caller_rsp = 0, last_pc = 0;
 	Dwfl_Module *mod = NULL;
