@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `edgeprof -p PID` at arbitrary moments of a process that spends nearly all its time in
-# longjmp (tests/programs/longjmp_spin.c: THREADS threads leaving three calls by longjmp or
+# longjmp (tests/targets/longjmp_spin.c: THREADS threads leaving three calls by longjmp or
 # siglongjmp, or returning, round after round): the attach and the detach often hold a
 # thread inside the C library's longjmp, past the watch at its entry and before it lands
 # (lua5.4's coroutines and pcall errors did so in 2-3 of 10 windows: its skipped frames were
@@ -104,7 +104,7 @@ holds=0
 for b in gcc:-O2 clang:-O2; do
 	cc=${b%%:*} opt=${b#*:}
 	bin="$tmp/longjmp_spin_${cc}${opt}"
-	if ! "$cc" "$opt" -g -pthread -o "$bin" tests/programs/longjmp_spin.c; then
+	if ! "$cc" "$opt" -g -pthread -o "$bin" tests/targets/longjmp_spin.c; then
 		bad "cannot build longjmp_spin with $cc $opt"
 		continue
 	fi

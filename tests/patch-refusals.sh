@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A site whose proof fails is never patched, executed rather than analysed: the program
-# tests/programs/patch_refusals.c (the hand-written shapes of tests/support/patch_fixtures.c:
+# tests/targets/patch_refusals.c (the hand-written shapes of tests/support/patch_fixtures.c:
 # a 2-byte block, a jump from another function into the middle of a block, flags live across
 # a block start, a leaf using its red zone across one; and pr_fault, whose SIGSEGV handler
 # waits on stdin with a signal frame that resumes in the middle of pr_fault's only block) is
@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 prog=$tmp/patch_refusals
-if ! gcc -O2 -g -I. -o "$prog" tests/programs/patch_refusals.c tests/support/patch_fixtures.c; then
+if ! gcc -O2 -g -I. -o "$prog" tests/targets/patch_refusals.c tests/support/patch_fixtures.c; then
 	bad "cannot build patch_refusals"
 	checks_summary patch-refusals
 	exit 1

@@ -12,6 +12,8 @@
  *   usage: patch_refusals N [serve|nofault]
  * (serve: also waits for a line after the work; nofault: the page is readable, no signal, for
  * callgrind, whose totals do not add up across a signal handler)
+ * (In tests/targets/, not tests/programs/: the oracle sweeps build each of those alone and
+ * run it once on a fixed stdin.)
  */
 #include <signal.h>
 #include <stdint.h>

@@ -8,6 +8,8 @@
  * jump restored are right. Runs until a line (or end of file) arrives on stdin, then prints
  * "rounds checked, errors N" (N is 0 natively: under a profiler too, or it was disturbed).
  *   usage: longjmp_spin [THREADS]
+ * (In tests/targets/, not tests/programs/: the oracle sweeps build each of those alone and
+ * run it once on a fixed stdin.)
  */
 #include <pthread.h>
 #include <setjmp.h>
