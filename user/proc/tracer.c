@@ -720,6 +720,7 @@ struct collect {
 	struct unwind u;
 	struct frame_rec *v;
 	size_t n, cap;
+	size_t max; /* stop after this many frames (0: all) */
 };
 
 static int collect_frame(Dwfl_Frame *frame, void *arg)
@@ -733,7 +734,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	struct frame_rec *r;
 	int obj;
 
-	if (!dwfl_frame_pc(frame, &pc, &activation))
+	if (!dwfl_frame_pc(frame, &pc, &activation) || (c->max && c->n >= c->max))
 		return DWARF_CB_ABORT;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 64;
@@ -764,6 +765,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *c)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
+
 		c->u = (struct unwind){ .t = t, .tid = tid, .tgid = tgid, .last_obj = -1 };
 		c->n = 0;
 		c->u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
@@ -1762,6 +1764,9 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 
 /* At most this many instructions are stepped to take a held thread out of a longjmp. */
 #define SETTLE_MAX_STEPS 100000
+/* The innermost frames looked at for a watched function (glibc's longjmp calls helpers two
+ * deep at most). */
+#define SETTLE_FRAMES 8
 
 /*
  * TASK (of TGID), held at the attach or at the detach, may be inside a watched function past
@@ -1779,7 +1784,7 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 static int settle_task(struct tracer *t, struct task *task, int tgid, enum attach_phase phase)
 {
 	struct proc *p = proc_find(t, tgid);
-	struct collect c = {0};
+	struct collect c = {.max = SETTLE_FRAMES};
 	const struct bp *in = NULL;
 	uint64_t caller_rsp = 0, last_pc = 0;
 	Dwfl_Module *mod = NULL;
