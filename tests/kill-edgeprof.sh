@@ -66,8 +66,8 @@ int main(int argc, char **argv)
 	void *res;
 
 	rounds = argc > 1 ? atol(argv[1]) : 10;
-	/* The threads first, then the pid file: edgeprof is killed after both, never while a
-	 * new thread's first stop is still to be taken (see the README on SIGKILL). */
+	/* The threads first, then the pid file: edgeprof is killed after both (edgeprof
+	 * killed while tasks are being created: the last case). */
 	for (int k = 0; k < 2; k++)
 		pthread_create(&th[k], NULL, worker, (void *)(long)(k + 1));
 	if (argc > 2) {
@@ -164,6 +164,103 @@ elif [ $rc = 0 ] && cmp -s "$tmp/native.out" "$tmp/rec.out"; then
 	ok "record -p: edgeprof SIGKILLed while attached, the program ran on to its native output (exit 0)"
 else
 	bad "record -p: after edgeprof's death the program exited $rc with '$(head -c 200 "$tmp/rec.out")'"
+fi
+
+# --- run, killed while the program creates threads and processes all the time: a task
+# created just before edgeprof's death has not had its first stop yet. Traced with
+# PTRACE_TRACEME its initial SIGSTOP then stopped the whole program for good (16 of 30 runs
+# here); with PTRACE_SEIZE that first stop is a trap that goes with the tracer.
+cat >"$tmp/spawn.c" <<'CSRC_SPAWN'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *work(void *a)
+{
+	unsigned long x = (unsigned long)a;
+
+	for (int i = 0; i < 2000; i++)
+		x = x * 31 + (unsigned long)i;
+	return (void *)x;
+}
+
+int main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? atol(argv[1]) : 2000;
+	unsigned long sum = 0;
+
+	for (long r = 0; r < rounds; r++) {
+		pthread_t t[4];
+		void *res;
+
+		for (int k = 0; k < 4; k++)
+			pthread_create(&t[k], NULL, work, (void *)(r * 4 + k));
+		for (int k = 0; k < 4; k++) {
+			pthread_join(t[k], &res);
+			sum += (unsigned long)res;
+		}
+		if (r % 50 == 0) {
+			pid_t c = fork();
+
+			if (c == 0)
+				_exit(0);
+			if (c > 0)
+				waitpid(c, NULL, 0);
+		}
+	}
+	printf("checksum %lu\n", sum);
+	return 0;
+}
+CSRC_SPAWN
+if gcc -O2 -g -pthread -o "$tmp/spawn" "$tmp/spawn.c"; then
+	"$tmp/spawn" 2000 >"$tmp/spawn.native" || bad "spawn: the native run failed"
+	stuck=0 good=0 other=
+	for k in 1 2 3 4 5 6; do
+		"$EDGEPROF" -q run -o "$tmp/spawn.data" -- "$tmp/spawn" 2000 >"$tmp/spawn.out" 2>"$tmp/spawn.err" &
+		epid=$!
+		started+=("$epid")
+		sleep "0.$((2 + k))"
+		spid=$(pgrep -P "$epid" -x spawn | head -n 1)
+		kill -KILL "$epid"
+		wait "$epid" 2>/dev/null
+		if [ -z "$spid" ]; then
+			other="${other:+$other; }kill $k: the program was not running ($(head -c 200 "$tmp/spawn.err"))"
+			continue
+		fi
+		started+=("$spid")
+		st=
+		for ((i = 0; i < 300; i++)); do
+			st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$spid/status" 2>/dev/null)
+			case "$st" in "" | Z | T | t) break ;; esac
+			sleep 0.1
+		done
+		case "$st" in
+		T | t)
+			stuck=$((stuck + 1))
+			kill -KILL "$spid" 2>/dev/null
+			;;
+		"" | Z)
+			if cmp -s "$tmp/spawn.native" "$tmp/spawn.out"; then
+				good=$((good + 1))
+			else
+				other="${other:+$other; }kill $k: the program printed '$(head -c 100 "$tmp/spawn.out")'"
+			fi
+			;;
+		*)
+			other="${other:+$other; }kill $k: the program still ran 30 s later"
+			kill -KILL "$spid" 2>/dev/null
+			;;
+		esac
+	done
+	if [ "$stuck" = 0 ] && [ -z "$other" ]; then
+		ok "run: edgeprof SIGKILLed $good times while threads and processes were being created, the program ran on to its native output each time"
+	else
+		bad "run, killed while creating tasks: $stuck of 6 programs left stopped${other:+; $other}"
+	fi
+else
+	bad "cannot build the spawning program"
 fi
 
 checks_summary kill-edgeprof

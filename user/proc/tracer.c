@@ -33,7 +33,7 @@
 #define TRACER_MAX_FRAMES (1u << 20)
 
 /* Which step of the start failed in the child, reported through the pipe. */
-enum start_step { START_PTRACE = 1, START_EXEC = 2 };
+enum start_step { START_EXEC = 2 };
 
 struct start_error {
 	int step; /* enum start_step */
@@ -49,6 +49,8 @@ struct task {
 	bool held;		   /* tracer__attach: in a PTRACE_EVENT_STOP, not resumed */
 	bool asked;		   /* sent PTRACE_INTERRUPT, its stop not seen yet */
 	bool group_stop;	   /* that stop is a job-control stop (resume with LISTEN) */
+	int deferred_sig;	   /* a signal for it that arrived while it was stepped out of a
+				    * longjmp (settle_task): delivered when it is let go */
 	/* Its last call of execve or execveat (BP_EXEC): the frames active then, kept until
 	 * the exec succeeds (PTRACE_EVENT_EXEC), and the unwinding failures it had. */
 	bool exec_called;
@@ -77,6 +79,7 @@ struct bp {
 	uint8_t kind;	 /* enum bp_kind */
 	bool watched;	 /* no int3: a uprobe signals the thread (tracer__attach), which then
 			  * stops just after the function's first instruction */
+	uint64_t size;	 /* watched: the function's size (its symbol's), 0 when unknown */
 };
 
 #define MAX_BPS 12
@@ -511,6 +514,7 @@ struct symbol_search {
 	 * file offset in it (0 when it could not be found). */
 	char path[NSEARCH][512];
 	uint64_t offset[NSEARCH];
+	uint64_t size[NSEARCH]; /* the symbol's size */
 };
 
 /* The file offset of run-time address ADDR in MOD's ELF file, or 0. */
@@ -553,6 +557,7 @@ static int search_module(Dwfl_Module *mod, void **userdata __attribute__((unused
 				ss->addr[k] = addr;
 				ss->in_libc[k] = libc;
 				ss->offset[k] = module_file_offset(mod, addr);
+				ss->size[k] = sym.st_size;
 				snprintf(ss->path[k], sizeof(ss->path[k]), "%s", modname);
 			}
 	}
@@ -722,6 +727,7 @@ struct collect {
 	struct unwind u;
 	struct frame_rec *v;
 	size_t n, cap;
+	size_t max; /* stop after this many frames (0: all) */
 };
 
 static int collect_frame(Dwfl_Frame *frame, void *arg)
@@ -735,7 +741,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	struct frame_rec *r;
 	int obj;
 
-	if (!dwfl_frame_pc(frame, &pc, &activation))
+	if (!dwfl_frame_pc(frame, &pc, &activation) || (c->max && c->n >= c->max))
 		return DWARF_CB_ABORT;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 64;
@@ -766,6 +772,7 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 static bool collect_frames(struct tracer *t, int tid, int tgid, struct collect *c)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
+
 		c->u = (struct unwind){ .t = t, .tid = tid, .tgid = tgid, .last_obj = -1 };
 		c->n = 0;
 		c->u.dwfl = proc_dwfl(t, tid, tgid, attempt > 0);
@@ -1187,15 +1194,14 @@ static void forward_pending(struct tracer *t)
 
 /* --- start -------------------------------------------------------------------------------- */
 
-/* The child: becomes a tracee and executes the program; reports a failure through FD. */
+/* The child: stops until its parent has seized it, then executes the program; reports a
+ * failure through FD. */
 static void __attribute__((noreturn)) child_exec(int fd, const char *path, char *const argv[])
 {
-	struct start_error se = {.step = START_PTRACE};
+	struct start_error se = {.step = START_EXEC};
 
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
-		se.step = START_EXEC;
-		execv(path, argv);
-	}
+	raise(SIGSTOP);
+	execv(path, argv);
 	se.err = errno;
 	if (write(fd, &se, sizeof(se)) != (ssize_t)sizeof(se))
 		_exit(126);
@@ -1251,40 +1257,61 @@ static int start_program(const char *path, char *const argv[], bool exitkill)
 		child_exec(fds[1], path, argv);
 	}
 	close(fds[1]);
-	do
-		n = read(fds[0], &se, sizeof(se));
-	while (n < 0 && errno == EINTR);
-	close(fds[0]);
-	if (n == (ssize_t)sizeof(se)) {
-		reap(pid);
-		if (se.step == START_PTRACE)
-			pr_err("cannot trace '%s': ptrace: %s", path, strerror(se.err));
-		else
-			pr_err("cannot execute '%s': %s", path, strerror(se.err));
-		return -se.err;
-	}
-	/* The exec succeeded (the pipe was closed by it): the child stops with SIGTRAP. */
-	while (waitpid(pid, &st, __WALL) < 0) {
+	/*
+	 * Traced with PTRACE_SEIZE, not PTRACE_TRACEME: a task it creates then starts with a
+	 * trap stop, not with a SIGSTOP queued to it. Were edgeprof killed before that task's
+	 * first stop, the SIGSTOP would stop the whole program for good; a trap stop goes with
+	 * the tracer. The child stops itself (SIGSTOP), is seized, and is sent SIGCONT (else
+	 * its process would still be in a group stop, which it would enter again once the
+	 * tracer is gone); the stops on its way to the exec (the seize's trap, SIGCONT's
+	 * delivery) are passed over, SIGCONT suppressed.
+	 */
+	err = 0;
+	while (waitpid(pid, &st, WUNTRACED) < 0)
 		if (errno != EINTR) {
 			err = errno;
-			kill_and_reap(pid);
-			pr_err("cannot run '%s': waitpid: %s", path, strerror(err));
-			return -err;
+			break;
+		}
+	if (!err && !WIFSTOPPED(st))
+		err = ECHILD;
+	if (!err && ptrace(PTRACE_SEIZE, pid, NULL,
+			   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE |
+					  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+					  PTRACE_O_TRACEEXEC | (exitkill ? PTRACE_O_EXITKILL : 0))))
+		err = errno;
+	if (!err && kill(pid, SIGCONT))
+		err = errno;
+	for (bool gone = false; !err;) {
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno != EINTR)
+				err = errno;
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			gone = true; /* the exec failed: the pipe says why */
+		else if (!WIFSTOPPED(st))
+			continue;
+		else if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == PTRACE_EVENT_EXEC)
+			break; /* after the exec (the pipe was closed by it) */
+		else if (ptrace(PTRACE_CONT, pid, NULL, NULL))
+			err = errno;
+		if (gone) {
+			do
+				n = read(fds[0], &se, sizeof(se));
+			while (n < 0 && errno == EINTR);
+			close(fds[0]);
+			if (n == (ssize_t)sizeof(se)) {
+				pr_err("cannot execute '%s': %s", path, strerror(se.err));
+				return -se.err;
+			}
+			pr_err("cannot run '%s': it ended before its exec (status 0x%x)", path, st);
+			return -ECHILD;
 		}
 	}
-	if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
-		if (WIFSTOPPED(st))
-			kill_and_reap(pid);
-		pr_err("cannot run '%s': it did not stop after exec (status 0x%x)", path, st);
-		return -ECHILD;
-	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		   (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				  PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
-				  (exitkill ? PTRACE_O_EXITKILL : 0)))) {
-		err = errno;
+	close(fds[0]);
+	if (err) {
 		kill_and_reap(pid);
-		pr_err("cannot trace '%s': PTRACE_SETOPTIONS: %s", path, strerror(err));
+		pr_err("cannot trace '%s': ptrace: %s", path, strerror(err));
 		return -err;
 	}
 	return pid;
@@ -1441,7 +1468,8 @@ static void event_loop(struct tracer *t)
 			/* Events may move the task table: do not use TASK after this. */
 			event_stop(t, task, st >> 16);
 		} else if (first && sig == SIGSTOP) {
-			/* The initial stop of an auto-attached task: suppressed. */
+			/* The initial SIGSTOP of a task auto-attached without PTRACE_SEIZE (a
+			 * seized one's is a PTRACE_EVENT_STOP, above): suppressed. */
 		} else {
 			size_t before = res->nevents;
 			siginfo_t si;
@@ -1469,8 +1497,8 @@ static void event_loop(struct tracer *t)
 				task->bp_count = res->nevents - before;
 				goto resume;
 			}
-			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
-			 * siginfo cannot be read: resume it (job control is not honoured). */
+			/* A group-stop (PTRACE_EVENT_STOP with the stopping signal) has no
+			 * siginfo to read: resume it (job control is not honoured). */
 			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL) {
 				struct task *tk = task_find(t, tid);
 
@@ -1620,10 +1648,13 @@ static bool all_held(const struct tracer *t)
 static void release_task(struct task *task)
 {
 	int req = task->group_stop ? PTRACE_LISTEN : PTRACE_CONT;
+	long sig = req == PTRACE_CONT ? task->deferred_sig : 0;
 
 	task->held = false;
 	task->group_stop = false;
-	if (ptrace(req, task->tid, NULL, NULL) && errno != ESRCH)
+	if (sig)
+		task->deferred_sig = 0;
+	if (ptrace(req, task->tid, NULL, (void *)sig) && errno != ESRCH)
 		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
 }
 
@@ -1653,8 +1684,10 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 				bp_functions[k].name, ss.path[k]);
 			continue;
 		}
-		p->bps[p->nbps++] = (struct bp){ .addr = ss.addr[k], .kind = bp_functions[k].kind,
-						 .watched = true };
+		p->bps[p->nbps++] = (struct bp){.addr = ss.addr[k],
+						.kind = bp_functions[k].kind,
+						.watched = true,
+						.size = ss.size[k]};
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
@@ -1799,6 +1832,111 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	}
 	if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
 		pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
+}
+
+/* At most this many instructions are stepped to take a held thread out of a longjmp. */
+#define SETTLE_MAX_STEPS 100000
+/* The innermost frames looked at for a watched function (glibc's longjmp calls helpers two
+ * deep at most). */
+#define SETTLE_FRAMES 8
+
+/*
+ * TASK (of TGID), held at the attach or at the detach, may be inside a watched function past
+ * the uprobe at its entry: the watch has fired already (at the detach: the frames a longjmp
+ * skips are recorded, as is the frame it lands in) or never will (at the attach: the watch
+ * signals only once counting is on), so unwinding the thread now would enter or leave again
+ * frames that the function is about to leave without returning. A longjmp is run on, one
+ * instruction at a time, until it has landed (the stack pointer at or above its caller's,
+ * the pc out of the C library); a signal met meanwhile is the watch's (recorded as at any
+ * watch stop) or the program's (delivered when the thread is let go). A thread inside any
+ * other watched function (a throw, pthread_exit, an exec) is left as it is, counted as an
+ * unwinding failure. Returns 0 (nothing to do, or landed), -ESRCH when the thread ended
+ * (removed from the table, with its status), -EAGAIN when it was not taken out (counted).
+ */
+static int settle_task(struct tracer *t, struct task *task, int tgid, enum attach_phase phase)
+{
+	struct proc *p = proc_find(t, tgid);
+	struct collect c = {.max = SETTLE_FRAMES};
+	const struct bp *in = NULL;
+	uint64_t caller_rsp = 0, last_pc = 0;
+	Dwfl_Module *mod = NULL;
+	int tid = task->tid, rc = 0, steps;
+
+	if (!p || !p->nbps || !collect_frames(t, tid, tgid, &c))
+		goto out;
+	for (size_t i = 0; i < c.n && !in; i++) {
+		const struct frame_rec *f = &c.v[i];
+		uint64_t pc = f->activation ? f->pc : f->pc - 1;
+
+		for (int k = 0; k < p->nbps; k++) {
+			const struct bp *b = &p->bps[k];
+
+			if (b->watched && b->size && pc >= b->addr && pc < b->addr + b->size &&
+			    !(f->activation && pc == b->addr)) {
+				in = b;
+				caller_rsp = i + 1 < c.n ? c.v[i + 1].rsp : f->rsp;
+				mod = dwfl_addrmodule(c.u.dwfl, b->addr);
+				break;
+			}
+		}
+	}
+	if (!in)
+		goto out;
+	if (in->kind != BP_LONGJMP || !mod) {
+		pr_debug("thread %d: held inside a watched function (%#llx) past its entry: the frames it leaves are not followed",
+			 tid, (unsigned long long)in->addr);
+		t->res->unwind_failures++;
+		rc = -EAGAIN;
+		goto out;
+	}
+	for (steps = 0;; steps++) {
+		struct user_regs_struct regs;
+		int st, sig, event;
+
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &regs)) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (regs.rsp >= caller_rsp && dwfl_addrmodule(c.u.dwfl, regs.rip) != mod)
+			break; /* landed */
+		if (steps == SETTLE_MAX_STEPS) {
+			rc = -EAGAIN;
+			break;
+		}
+		last_pc = regs.rip;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) ||
+		    waitpid(tid, &st, __WALL) != tid) {
+			rc = -EAGAIN;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			attach_status(t, tid, st, phase); /* forgets it */
+			rc = -ESRCH;
+			goto out;
+		}
+		sig = WSTOPSIG(st);
+		event = st >> 16;
+		if (event || sig == SIGTRAP)
+			continue; /* the step, an interrupt, a job-control stop or an event */
+		if (sig == EP_NOTIFY_SIGNAL && watch_hit(t, tid, tgid))
+			continue; /* the watch at the longjmp's entry, recorded now */
+		task->deferred_sig = sig; /* the program's own: delivered at the release */
+		if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
+		    ptrace(PTRACE_GETREGS, tid, NULL, &regs) == 0 && regs.rip == last_pc) {
+			rc = -EAGAIN; /* a fault: it happens again when the thread is let go */
+			break;
+		}
+	}
+	if (rc) {
+		pr_debug("thread %d: cannot run it out of a longjmp (%d steps): the frames it leaves are not followed",
+			 tid, steps);
+		t->res->unwind_failures++;
+	} else {
+		pr_debug("thread %d: held inside a longjmp: landed after %d steps", tid, steps);
+	}
+out:
+	free(c.v);
+	return rc;
 }
 
 /* Handles every status available now (WAIT: blocks for up to TIMEOUT seconds first, woken by
@@ -2024,6 +2162,15 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 	}
 	res->nattached = (unsigned)t.ntasks;
 	pr_debug("attach: %zu threads stopped after %.1f ms", t.ntasks, (now_seconds() - t0) * 1e3);
+	/* A thread inside a longjmp is run on until it lands (the watch is not on yet). */
+	for (size_t i = 0; i < t.ntasks; i++)
+		if (settle_task(&t, &t.tasks[i], pid, PHASE_ATTACHING) == -ESRCH)
+			i--;
+	if (t.ntasks == 0) {
+		pr_err("process %d ended while edgeprof attached to it", pid);
+		rc = -ESRCH;
+		goto fail_release;
+	}
 	for (size_t i = 0; i < t.ntasks; i++)
 		unwind_task(&t, t.tasks[i].tid, pid, FRAME_ENTRY);
 	pr_debug("attach: stacks unwound after %.1f ms", (now_seconds() - t0) * 1e3);
@@ -2071,6 +2218,11 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 					res->unwind_failures++;
 					continue;
 				}
+				/* One inside a longjmp whose frames are recorded: run on. */
+				if (settle_task(&t, &t.tasks[i], pid, PHASE_DETACHING) == -ESRCH) {
+					i--;
+					continue;
+				}
 				if (hooks && hooks->before_unwind)
 					hooks->before_unwind(hooks->ctx, t.tasks[i].tid, true);
 				unwind_task_at(&t, t.tasks[i].tid, pid, FRAME_EXIT, true);
@@ -2078,7 +2230,9 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 			if (hooks && hooks->stopping)
 				hooks->stopping(hooks->ctx, pid);
 			for (size_t i = 0; i < t.ntasks; i++)
-				if (ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL, NULL) && errno != ESRCH)
+				if (ptrace(PTRACE_DETACH, t.tasks[i].tid, NULL,
+					   (void *)(long)t.tasks[i].deferred_sig) &&
+				    errno != ESRCH)
 					pr_debug("thread %d: PTRACE_DETACH: %s", t.tasks[i].tid,
 						 strerror(errno));
 			res->detached = 1;

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# `edgeprof -p PID` at arbitrary moments of a process that spends nearly all its time in
+# longjmp (tests/targets/longjmp_spin.c: THREADS threads leaving three calls by longjmp or
+# siglongjmp, or returning, round after round): the attach and the detach often hold a
+# thread inside the C library's longjmp, past the watch at its entry and before it lands
+# (lua5.4's coroutines and pcall errors did so in 2-3 of 10 windows: its skipped frames were
+# left twice, or entered and never left). For gcc -O2 and clang -O2, 1 and 3 threads, with
+# in-process counters (--probes auto) and with uprobes only, WINDOWS windows (default 2) of
+# 0.2 s each on one process, with --placement naive (a counter on every block: a virtual edge
+# too many or too few cannot be absorbed by an unmeasured edge, as it can with chords); every
+# window's profile must conserve flow in every function (0 violations: the independent check
+# of the virtual edges that the attach and the detach add)
+# with 0 unwinding failures, and its counts must fit the program's structure (each round
+# calls round_of and tick once and ends in exactly one of returned, landed, sig_landed, so
+# those counts differ by at most the rounds cut by the window's two ends, one per thread
+# each; depth1..depth3 are entered once a round); after each detach the code bytes equal the
+# file's; at the end the program's own check of every round says 0 errors, as natively.
+# Prints how many holds caught a thread inside a longjmp. Needs root and BPF (CI=true turns a
+# skip into a failure). Exit 0 pass, 77 skip, else fail.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
+EDGEPROF=${EDGEPROF:-build/edgeprof}
+WINDOWS=${WINDOWS:-2}
+
+[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
+EDGEPROF=$(realpath "$EDGEPROF")
+[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof record needs root"; exit 77; }
+for c in gcc clang python3 bc timeout; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+done
+
+tmp=$(mktemp -d)
+cleanup() {
+	exec 7>&- 2>/dev/null
+	kill_started
+	rm -rf "${tmp:?}"
+}
+trap cleanup EXIT
+
+# text_intact PID BIN: the executable mappings of BIN in PID hold the file's bytes.
+text_intact() {
+	python3 - "$1" "$2" <<'PYEOF_ti'
+import os, sys
+pid, path = sys.argv[1], os.path.realpath(sys.argv[2])
+data = open(path, "rb").read()
+n = 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in maps:
+        f = line.split()
+        if len(f) < 6 or f[5] != path or "x" not in f[1]:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        mem.seek(lo)
+        got = mem.read(hi - lo)
+        want = data[off:off + len(got)]
+        if got[:len(want)] != want:
+            bad = next(i for i in range(len(want)) if got[i] != want[i])
+            sys.exit(f"byte at {lo + bad:#x} is {got[bad]:#04x}, file has {want[bad]:#04x}")
+        n += 1
+sys.exit(0 if n else "no executable mapping of the binary")
+PYEOF_ti
+}
+
+# check_window PROFILE THREADS: conservation and the program's structure (see the header).
+check_window() {
+	python3 - "$@" <<'PYEOF_cw'
+import json, sys
+p = json.load(open(sys.argv[1]))
+threads = int(sys.argv[2])
+funcs = {f["name"]: f for f in p["functions"]}
+c = lambda n: funcs.get(n, {}).get("count") or 0
+errs = []
+if p["violations"]:
+    bad = [(f["name"], f["violations"]) for f in p["functions"] if f["violations"]]
+    errs.append(f"{p['violations']} violations in {bad}")
+if p["run"]["unwind_failures"]:
+    errs.append(f"{p['run']['unwind_failures']} unwind failures")
+rounds = c("round_of")
+ends = c("returned") + c("landed") + c("sig_landed")
+# A window's two ends each cut at most one round a thread.
+for name, n in [("tick", c("tick")), ("returned+landed+sig_landed", ends),
+                ("depth1", c("depth1"))]:
+    if abs(n - rounds) > 2 * threads:
+        errs.append(f"{name} {n} against round_of {rounds}")
+for a, b in [("depth1", "depth2"), ("depth2", "depth3")]:
+    if abs(c(a) - c(b)) > 2 * threads:
+        errs.append(f"{a} {c(a)} against {b} {c(b)}")
+if rounds < 10:
+    errs.append(f"only {rounds} rounds in the window")
+if errs:
+    sys.exit("; ".join(errs))
+print(f"{rounds} rounds, {p['run']['virtual_edges']} virtual edges, stopped "
+      f"{p['run']['held_attach_s'] * 1e3:.1f}/{p['run']['held_detach_s'] * 1e3:.1f} ms")
+PYEOF_cw
+}
+
+caught=0
+holds=0
+for b in gcc:-O2 clang:-O2; do
+	cc=${b%%:*} opt=${b#*:}
+	bin="$tmp/longjmp_spin_${cc}${opt}"
+	if ! "$cc" "$opt" -g -pthread -o "$bin" tests/targets/longjmp_spin.c; then
+		bad "cannot build longjmp_spin with $cc $opt"
+		continue
+	fi
+	native=$( (sleep 0.2; echo) | "$bin" 3)
+	for probes in auto uprobe; do
+		for threads in 1 3; do
+			name="$cc $opt, $probes, $threads threads"
+			rm -f "$tmp/in"
+			mkfifo "$tmp/in"
+			"$bin" "$threads" <"$tmp/in" >"$tmp/out" 2>&1 &
+			tpid=$!
+			started+=("$tpid")
+			exec 7>"$tmp/in"
+			sleep 0.2
+			t0=$(date +%s.%N)
+			why=
+			for ((w = 1; w <= WINDOWS; w++)); do
+				if ! timeout -k 5 120 "$EDGEPROF" -v -v -p "$tpid" -d 0.2 --probes "$probes" \
+					--placement naive -o "$tmp/w.data" 2>"$tmp/err"; then
+					# BPF unavailable: the whole test is skipped (a failure with CI=true).
+					[ "$checks" != 0 ] || [ "$w" != 1 ] || skip_if_no_bpf "$tmp/err"
+					why="window $w: edgeprof failed: $(grep -v debug: "$tmp/err" | tail -n 2)"
+					break
+				fi
+				holds=$((holds + 2 * threads))
+				caught=$((caught + $(grep -c 'held inside a longjmp: landed' "$tmp/err")))
+				if ! msg=$(check_window "$tmp/w.data" "$threads" 2>&1); then
+					why="window $w: $msg"
+					break
+				fi
+				if ! err=$(text_intact "$tpid" "$bin" 2>&1); then
+					why="window $w: code differs from the file after the detach: $err"
+					break
+				fi
+			done
+			echo >&7
+			exec 7>&-
+			wait "$tpid"
+			rc=$?
+			[ -n "$why" ] || [ $rc = 0 ] || why="the program exited $rc"
+			[ -n "$why" ] || [ "$(cat "$tmp/out")" = "$native" ] ||
+				why="the program's output: $(head -c 200 "$tmp/out"), natively: $native"
+			if [ -z "$why" ]; then
+				ok "$name: $WINDOWS windows conserve flow and fit the program (last: $msg; $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s)"
+			else
+				bad "$name: $why"
+			fi
+		done
+	done
+done
+echo "attach-longjmp: $caught of $holds thread holds (attach and detach) caught a thread inside a longjmp (run on until it landed)"
+checks_summary attach-longjmp
