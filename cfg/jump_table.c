@@ -27,6 +27,12 @@ struct symdef {
 	uint8_t size;
 	bool sext;
 	struct sval addr;
+	/* A load: the instruction, and its memory operand's index register (family, -1 for
+	 * none), that register's value just before it and the operand's scale. */
+	uint64_t insn;
+	int idx_fam;
+	struct sval idx_val;
+	int64_t idx_scale;
 };
 
 #define MAX_MEMO 32
@@ -57,6 +63,9 @@ struct jt_state {
 	struct sval bound_val; /* bound_val <= bound_max, unsigned */
 	uint64_t bound_max;
 	uint64_t sym_max[MAX_SYMS]; /* symbol <= sym_max (from `and $mask`), UINT64_MAX: none */
+	/* The instruction and memory operand being read, for the load symbols it makes. */
+	const cs_insn *cur_in;
+	const cs_x86_op *cur_op;
 };
 
 /* Two's-complement arithmetic, as the machine does it (no signed-overflow UB). */
@@ -69,6 +78,8 @@ static int64_t wmul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
+
+static struct sval *reg_of(struct jt_state *st, unsigned reg);
 
 static struct sval fresh(struct jt_state *st)
 {
@@ -88,7 +99,20 @@ static struct sval load_sym(struct jt_state *st, struct sval addr, uint8_t size,
 	if (v.sym == MAX_SYMS - 1)
 		return v;
 	st->syms[v.sym] = (struct symdef){ .is_load = true, .size = size, .sext = sext,
-					   .addr = addr };
+					   .addr = addr, .idx_fam = -1 };
+	if (st->cur_in && st->cur_op) {
+		struct symdef *sd = &st->syms[v.sym];
+		const struct sval *ix = st->cur_op->mem.index != X86_REG_INVALID
+						? reg_of(st, st->cur_op->mem.index)
+						: NULL;
+
+		sd->insn = st->cur_in->address;
+		if (ix) {
+			sd->idx_fam = x86_reg_family(st->cur_op->mem.index);
+			sd->idx_val = *ix;
+			sd->idx_scale = st->cur_op->mem.scale;
+		}
+	}
 	return v;
 }
 
@@ -347,7 +371,11 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 	case X86_OP_MEM:
 		if (!mem_addr(st, in, op, &a))
 			return false;
+		st->cur_in = in;
+		st->cur_op = op;
 		*out = memo_load(st, a, op->size, sext);
+		st->cur_in = NULL;
+		st->cur_op = NULL;
 		/* A zero-extending load of a byte or a word bounds the value. */
 		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
 		    out->sym >= 16 && out->sym != MAX_SYMS - 1 && out->c == 0 && out->s == 1)
@@ -659,6 +687,17 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	jt->entries = (uint32_t)n;
 	jt->entry_size = relative ? 4 : 8;
 	jt->relative = relative;
+	jt->rel_base = relative ? (uint64_t)target.c : 0;
+	/* The entry index j = (slot - base) / a.s = (a.c - base) / a.s + SYM is in a register
+	 * at the load when that register's value is exactly that and the operand scales it by
+	 * the entry size. */
+	jt->load_index = -1;
+	if (ld->insn && ld->idx_fam >= 0 && ld->idx_scale == a.s && ld->idx_val.sym == a.sym &&
+	    ld->idx_val.s == 1 &&
+	    ld->idx_val.c == (int64_t)((uint64_t)a.c - (uint64_t)base) / a.s) {
+		jt->load = ld->insn;
+		jt->load_index = (int8_t)ld->idx_fam;
+	}
 	*targets = t;
 	return 0;
 }
@@ -785,7 +824,11 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 
 		if (!mem_addr(st, in, &in->detail->x86.operands[0], &a))
 			goto unresolved;
+		st->cur_in = in;
+		st->cur_op = &in->detail->x86.operands[0];
 		target = load_sym(st, a, 8, false);
+		st->cur_in = NULL;
+		st->cur_op = NULL;
 		via_mem = true;
 	} else {
 		goto unresolved;
@@ -853,6 +896,10 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 			free(t);
 			err = -ENOENT;
 			break;
+		}
+		if (best_t && (one.load != best.load || one.load_index != best.load_index)) {
+			one.load = best.load = 0;
+			one.load_index = best.load_index = -1;
 		}
 		if (best_t && (one.table != best.table || one.entry_size != best.entry_size ||
 			       one.relative != best.relative || one.operand_ok != best.operand_ok)) {
