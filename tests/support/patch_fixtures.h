@@ -23,6 +23,7 @@ int pf_carry(unsigned a, unsigned b);
 int pf_shift(unsigned x, unsigned c);
 uint64_t pf_tail(int x);
 int pf_redzone(int a, int b);
+int pf_switch(unsigned x, int y);
 
 int pf_c_helper(int x);
 int pf_c_work(const int *v, int n);
@@ -30,6 +31,6 @@ int pf_c_work(const int *v, int n);
 /* Labels inside them (addresses only). */
 extern const char pf_loop_body[], pf_call_ret[], pf_callind_ret[], pf_flags_b[],
 	pf_short_inc[], pf_mid_in[], pf_sys[], pf_callmid[], pf_carry_b[],
-	pf_shift_shl[], pf_tail_jmp[], pf_redzone_b[];
+	pf_shift_shl[], pf_tail_jmp[], pf_redzone_b[], pf_switch_load[];
 
 #endif
