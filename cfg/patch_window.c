@@ -523,7 +523,8 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	if (len < 5 || len > PATCH_WINDOW_MAX)
 		return -ENOENT;
 	for (uint32_t k = first; k <= insn; k++)
-		if (pf->reloc[k] == RELOC_NO || (k != insn && ends_window_only(pf->reloc[k])))
+		if (pf->reloc[k] == RELOC_NO || (k != insn && ends_window_only(pf->reloc[k])) ||
+		    (k > (uint32_t)kl && k < insn && !pf->quiet[k]))
 			return -ENOENT;
 	if (patch_entries__inside(&pa->entries, avoid, navoid, f->insns[first].addr, end))
 		return -ENOENT;
@@ -538,6 +539,31 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	return 0;
 }
 
+/* Whether IN can neither fault nor touch memory: no memory operand but a lea's or a nop's, no
+ * implicit stack or string access, no division. */
+static bool is_quiet(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	switch (in->id) {
+	case X86_INS_LEA:
+	case X86_INS_NOP:
+		return true;
+	case X86_INS_DIV: case X86_INS_IDIV: case X86_INS_PUSH: case X86_INS_POP:
+	case X86_INS_PUSHFQ: case X86_INS_POPFQ: case X86_INS_CALL: case X86_INS_RET:
+	case X86_INS_ENTER: case X86_INS_LEAVE:
+		return false;
+	default:
+		break;
+	}
+	if (x->prefix[0] || x->prefix[1]) /* rep, lock, segment overrides */
+		return false;
+	for (unsigned k = 0; k < x->op_count; k++)
+		if (x->operands[k].type == X86_OP_MEM)
+			return false;
+	return true;
+}
+
 /* Pass 1 over F: relocation kinds and the entries F contributes. */
 static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const struct cfg_func *f,
 		     struct decoder *d)
@@ -549,7 +575,9 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 	pf->count_class = calloc(f->ninsns + 1, 1);
 	pf->branch_class = calloc(f->ninsns + 1, 1);
 	pf->indirect_class = calloc(f->ninsns + 1, 1);
-	if (!pf->reloc || !pf->count_class || !pf->branch_class || !pf->indirect_class)
+	pf->quiet = calloc(f->ninsns + 1, 1);
+	if (!pf->reloc || !pf->count_class || !pf->branch_class || !pf->indirect_class ||
+	    !pf->quiet)
 		return -ENOMEM;
 	pf->refused = (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE)) != 0;
 	if ((err = add(&pa->entries, f->entry)))
@@ -578,6 +606,7 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 			continue;
 		}
 		pf->reloc[k] = (uint8_t)patch_reloc__kind(in);
+		pf->quiet[k] = is_quiet(in);
 		if ((err = add_taken(&pa->entries, img, in)))
 			return err;
 	}
@@ -681,6 +710,7 @@ void patch_analysis__release(struct patch_analysis *pa)
 		free(pa->funcs[i].count_class);
 		free(pa->funcs[i].branch_class);
 		free(pa->funcs[i].indirect_class);
+		free(pa->funcs[i].quiet);
 		flag_liveness__release(&pa->funcs[i].fl);
 	}
 	free(pa->funcs);

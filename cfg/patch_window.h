@@ -72,6 +72,8 @@ struct patch_func {
 				* last instruction, a jcc) */
 	uint8_t *indirect_class; /* enum patch_class: an indirect window can count the table
 				  * jump k (its block's last instruction) */
+	uint8_t *quiet;        /* 1: k cannot fault nor touch memory (no memory operand but a
+				* lea's, no stack access, no division) */
 	struct flag_liveness fl;
 	bool refused;          /* unresolved or bad code: no windows */
 };
@@ -152,7 +154,8 @@ int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, 
  * index, cfg_jump_table.load): it starts at that load in the same block (or as far before it
  * as 5 bytes need) and relocates every instruction from there to the jump; nothing but its
  * first instruction may be entered at (AVOID as above, checked over the whole relocated
- * range). live_index is the flags live at the load; cls PATCH_FLAGSAVE when any flag is (the
+ * range), and every instruction between the load and the jump is quiet (patch_func.quiet: a
+ * fault there would leave the jump counted but not taken). live_index is the flags live at the load; cls PATCH_FLAGSAVE when any flag is (the
  * bounds check writes them all). Returns 0 with *W, or -ENOENT. */
 int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
 				    const uint64_t *avoid, size_t navoid, struct patch_window *w);
