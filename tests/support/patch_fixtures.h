@@ -24,6 +24,7 @@ int pf_shift(unsigned x, unsigned c);
 uint64_t pf_tail(int x);
 int pf_redzone(int a, int b);
 int pf_switch(unsigned x, int y);
+int pf_switch_loud(unsigned x);
 
 int pf_c_helper(int x);
 int pf_c_work(const int *v, int n);

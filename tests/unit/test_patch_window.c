@@ -3,7 +3,8 @@
  * the hand-written functions of tests/support/patch_fixtures.c, analysed in this test binary
  * itself (/proc/self/exe): the shapes each window must be refused for (a 2-byte block, a jump
  * into the middle, a syscall, a call not at the end, a held thread's pc), the flags each must
- * keep, and relocation kinds of single instructions.
+ * keep, and relocation kinds of single instructions. Indirect windows: from the table load the
+ * jump-table analysis proves (with the register holding the entry index) to the jump.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -278,6 +279,57 @@ static void test_insn_effects(void **state)
 }
 
 /* The classes land in the CFG's instructions. */
+/* The table load and index register of a jump-table dispatch, its indirect window, and the
+ * windows refused: a held thread in the relocated range, a memory read after the load. */
+static void test_indirect(void **state)
+{
+	const struct cfg_func *f = cfg_program__find(&prog, "pf_switch");
+	const struct cfg_func *g = cfg_program__find(&prog, "pf_switch_loud");
+	uint64_t load = (uint64_t)(uintptr_t)pf_switch_load - bias, held;
+	struct patch_window w;
+	long k;
+
+	assert_non_null(f);
+	assert_non_null(g);
+	patch_analysis__apply(&pa, &prog);
+	assert_int_equal(pf_switch(2, 0), 30);
+	assert_int_equal(pf_switch_loud(1), 2);
+	assert_int_equal(f->ntables, 1);
+	assert_int_equal(f->tables[0].entries, 4);
+	assert_int_equal(f->tables[0].entry_size, 4);
+	assert_true(f->tables[0].relative);
+	assert_int_equal(f->tables[0].rel_base, f->tables[0].table);
+	assert_int_equal(f->tables[0].load, load);
+	assert_int_equal(f->tables[0].load_index, 7); /* rdi */
+	k = patch_func__insn_at(f, f->tables[0].jump);
+	assert_true(k >= 0);
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(f - prog.funcs), (uint32_t)k,
+							 NULL, 0, &w),
+			 0);
+	assert_int_equal(w.start, load);
+	assert_int_equal(w.index_at, load);
+	assert_int_equal(w.len, 8);
+	assert_int_equal(w.reloc_len, 10);
+	assert_int_equal(w.cls, PATCH_FLAGSAVE); /* the cmp's flags reach every case */
+	assert_true(w.live_index & FLAG_SF);
+	assert_int_equal(f->insns[k].patch_indirect, PROBE_PATCH_FLAGS);
+	/* No count or branch window at the jump itself. */
+	assert_int_equal(f->insns[k].patch_count, 0);
+	held = f->insns[k].addr;
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(f - prog.funcs), (uint32_t)k,
+							 &held, 1, &w),
+			 -ENOENT);
+	/* The loud one: resolved, its load known, but no window. */
+	assert_int_equal(g->ntables, 1);
+	assert_true(g->tables[0].load != 0);
+	k = patch_func__insn_at(g, g->tables[0].jump);
+	assert_true(k >= 0);
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(g - prog.funcs), (uint32_t)k,
+							 NULL, 0, &w),
+			 -ENOENT);
+	assert_int_equal(g->insns[k].patch_indirect, 0);
+}
+
 static void test_apply(void **state)
 {
 	size_t fi;
@@ -299,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_loop_windows), cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_flags),        cmocka_unit_test(test_reloc_kinds),
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_indirect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
