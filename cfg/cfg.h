@@ -143,11 +143,13 @@ struct cfg_jump_table {
 	int8_t base, index;
 	int32_t disp;
 	/* The instruction that loads the table entry (the jump itself for `jmp *mem`), and the
-	 * register (x86 number) that holds the entry's index j (table + entry_size * j) just
-	 * before it runs, for a counter indexed by j; load == 0 (load_index -1) when the
+	 * register (x86 number) that holds load_mult * j, j the entry's index (table +
+	 * entry_size * j), just before it runs, for a counter indexed by j (load_mult 1, 2, 4
+	 * or 8: gcc -O0 scales the index before the load); load == 0 (load_index -1) when the
 	 * analysis did not prove such a register, or the paths to the jump disagree. */
 	uint64_t load;
 	int8_t load_index;
+	uint8_t load_mult;
 	uint64_t rel_base; /* relative: an entry's target is rel_base + sext32(entry) */
 };
 

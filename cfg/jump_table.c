@@ -27,11 +27,11 @@ struct symdef {
 	uint8_t size;
 	bool sext;
 	struct sval addr;
-	/* A load: the instruction, and its memory operand's index register (family, -1 for
-	 * none), that register's value just before it and the operand's scale. */
+	/* A load: the instruction, and its memory operand's index and base registers (family,
+	 * -1 for none), their values just before it and the operand's scale. */
 	uint64_t insn;
-	int idx_fam;
-	struct sval idx_val;
+	int idx_fam, base_fam;
+	struct sval idx_val, base_val;
 	int64_t idx_scale;
 };
 
@@ -99,11 +99,15 @@ static struct sval load_sym(struct jt_state *st, struct sval addr, uint8_t size,
 	if (v.sym == MAX_SYMS - 1)
 		return v;
 	st->syms[v.sym] = (struct symdef){ .is_load = true, .size = size, .sext = sext,
-					   .addr = addr, .idx_fam = -1 };
+					   .addr = addr, .idx_fam = -1, .base_fam = -1 };
 	if (st->cur_in && st->cur_op) {
 		struct symdef *sd = &st->syms[v.sym];
 		const struct sval *ix = st->cur_op->mem.index != X86_REG_INVALID
 						? reg_of(st, st->cur_op->mem.index)
+						: NULL;
+		const struct sval *bs = st->cur_op->mem.base != X86_REG_INVALID &&
+						st->cur_op->mem.base != X86_REG_RIP
+						? reg_of(st, st->cur_op->mem.base)
 						: NULL;
 
 		sd->insn = st->cur_in->address;
@@ -112,6 +116,30 @@ static struct sval load_sym(struct jt_state *st, struct sval addr, uint8_t size,
 			sd->idx_val = *ix;
 			sd->idx_scale = st->cur_op->mem.scale;
 		}
+		if (bs) {
+			sd->base_fam = x86_reg_family(st->cur_op->mem.base);
+			sd->base_val = *bs;
+		}
+	}
+	return v;
+}
+
+/* The sign extension of the 4-byte load symbol SYM: the same load, sign-extended (the
+ * instruction and registers of the load kept). */
+static struct sval resext(struct jt_state *st, int sym)
+{
+	struct symdef old = st->syms[sym];
+	struct sval v = load_sym(st, old.addr, 4, true);
+
+	if (v.sym != MAX_SYMS - 1) {
+		struct symdef *sd = &st->syms[v.sym];
+
+		sd->insn = old.insn;
+		sd->idx_fam = old.idx_fam;
+		sd->base_fam = old.base_fam;
+		sd->idx_val = old.idx_val;
+		sd->base_val = old.base_val;
+		sd->idx_scale = old.idx_scale;
 	}
 	return v;
 }
@@ -521,7 +549,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			if (in->id == X86_INS_MOVSXD && o1->type == X86_OP_REG && v.sym >= 16 &&
 			    v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
 			    st->syms[v.sym].size == 4)
-				v = load_sym(st, st->syms[v.sym].addr, 4, true);
+				v = resext(st, v.sym);
 			*dst = v;
 			return;
 		}
@@ -530,7 +558,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 		v = st->reg[0];
 		if (v.sym >= 16 && v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
 		    st->syms[v.sym].size == 4)
-			st->reg[0] = load_sym(st, st->syms[v.sym].addr, 4, true);
+			st->reg[0] = resext(st, v.sym);
 		return;
 	case X86_INS_LEA:
 		if (dst && o1 && o1->type == X86_OP_MEM && mem_addr(st, in, o1, &v)) {
@@ -688,15 +716,26 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	jt->entry_size = relative ? 4 : 8;
 	jt->relative = relative;
 	jt->rel_base = relative ? (uint64_t)target.c : 0;
-	/* The entry index j = (slot - base) / a.s = (a.c - base) / a.s + SYM is in a register
-	 * at the load when that register's value is exactly that and the operand scales it by
-	 * the entry size. */
+	/* The entry index j = (slot - base) / a.s = (a.c - base) / a.s + SYM: a register of the
+	 * load's operand holds m * j (m 1, 2, 4 or 8) when its value is m * SYM + m * that
+	 * constant (the index register, scaled by a.s / m in the operand; or the base). */
 	jt->load_index = -1;
-	if (ld->insn && ld->idx_fam >= 0 && ld->idx_scale == a.s && ld->idx_val.sym == a.sym &&
-	    ld->idx_val.s == 1 &&
-	    ld->idx_val.c == (int64_t)((uint64_t)a.c - (uint64_t)base) / a.s) {
-		jt->load = ld->insn;
-		jt->load_index = (int8_t)ld->idx_fam;
+	jt->load_mult = 0;
+	if (ld->insn) {
+		int64_t c0 = (int64_t)((uint64_t)a.c - (uint64_t)base) / a.s;
+
+		for (int r = 0; r < 2 && jt->load_index < 0; r++) {
+			int fam = r ? ld->base_fam : ld->idx_fam;
+			struct sval v = r ? ld->base_val : ld->idx_val;
+			int64_t m = v.s, scale = r ? 1 : ld->idx_scale;
+
+			if (fam < 0 || v.sym != a.sym || (m != 1 && m != 2 && m != 4 && m != 8) ||
+			    v.c != m * c0 || scale * m != a.s)
+				continue;
+			jt->load = ld->insn;
+			jt->load_index = (int8_t)fam;
+			jt->load_mult = (uint8_t)m;
+		}
 	}
 	*targets = t;
 	return 0;
@@ -897,9 +936,11 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 			err = -ENOENT;
 			break;
 		}
-		if (best_t && (one.load != best.load || one.load_index != best.load_index)) {
+		if (best_t && (one.load != best.load || one.load_index != best.load_index ||
+			       one.load_mult != best.load_mult)) {
 			one.load = best.load = 0;
 			one.load_index = best.load_index = -1;
+			one.load_mult = best.load_mult = 0;
 		}
 		if (best_t && (one.table != best.table || one.entry_size != best.entry_size ||
 			       one.relative != best.relative || one.operand_ok != best.operand_ok)) {

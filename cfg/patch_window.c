@@ -500,7 +500,10 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	b = &f->blocks[blk];
 	jt = table_of(f, f->insns[insn].addr);
 	if (insn != b->first_insn + b->ninsns - 1 || !jt || !jt->load || jt->load_index < 0 ||
-	    jt->load_index == 4 || !jt->entries || !jt->entry_size)
+	    jt->load_index == 4 || !jt->entries || !jt->entry_size ||
+	    (jt->load_mult != 1 && jt->load_mult != 2 && jt->load_mult != 4 &&
+	     jt->load_mult != 8) ||
+	    (uint64_t)jt->entries * jt->load_mult > INT32_MAX)
 		return -ENOENT;
 	for (uint32_t s = 0; s < b->nsucc; s++)
 		if (f->edges[f->succ[b->first_succ + s]].kind != EDGE_SWITCH)
@@ -531,6 +534,7 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	fill(w, pf, f, func, first, last, (uint32_t)blk);
 	w->reloc_len = (uint8_t)(end - w->start);
 	w->index_reg = jt->load_index;
+	w->index_mult = jt->load_mult;
 	w->index_at = jt->load;
 	w->live_index = pf->fl.before[kl];
 	w->last = insn;

@@ -122,6 +122,7 @@ struct patch_window {
 	 * number) holds the table entry's index at start. reloc_len == len elsewhere. */
 	uint8_t reloc_len;
 	int8_t index_reg;
+	uint8_t index_mult;       /* the register holds index_mult * the entry's index */
 	uint64_t index_at;        /* the table load (ELF vaddr), in the window */
 	uint8_t live_index;       /* flags live before it */
 	uint32_t last;            /* the window's last relocated instruction (insns index) */

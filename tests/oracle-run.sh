@@ -93,14 +93,15 @@ profile_one() {
 	local patched ind_in ind_out ind=""
 	patched=$(grep -o '"class":"patch[a-z-]*"' "$data" | wc -l)
 	# Jump-table dispatches that ran: counted in process (indexed by the table entry), or
-	# left to uprobes. The optimised builds of the switch and computed-goto programs have
-	# only table forms the in-process counters take: every one that ran must be in process.
+	# left to uprobes. The builds of the switch programs and the optimised ones of the
+	# computed-goto program have only table forms the in-process counters take: every one
+	# that ran must be in process.
 	ind_in=$(grep -oE '"kind":"indirect","class":"patch[a-z-]*","counters":\[[0-9,]*\],"hits":[1-9][0-9]*' "$data" | wc -l || true)
 	ind_out=$(grep -oE '"kind":"indirect","class":"[a-z0-9-]*","counters":\[[0-9,]*\],"hits":[1-9][0-9]*' "$data" | grep -vc '"class":"patch' || true)
 	if [ "$tag" = optimal ]; then
 		ind=" ($ind_in table jumps in process, $ind_out by uprobes)"
 		case $name in
-		switch-O[23] | switch-clang-O2 | switch_split-O[23] | switch_split-clang-O2 | \
+		switch-O[023] | switch-clang-O2 | switch_split-O[023] | switch_split-clang-O2 | \
 			computed_goto-O[23] | computed_goto-clang-O2)
 			if [ "$ind_in" -eq 0 ] || [ "$ind_out" -ne 0 ]; then
 				echo "$tag: $ind_in executed table jumps counted in process, $ind_out by uprobes: all should be in process ($data)"

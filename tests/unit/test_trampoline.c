@@ -1004,6 +1004,38 @@ static void test_indexed_forms(void **state)
 		cs_free(in, n);
 		patch_blob__release(&b);
 	}
+	/* gcc -O0 scales the index before the load: a register holding 4 * j is checked
+	 * against 4 * slots and scaled by 2. */
+	sp.site = 0x401000;
+	sp.tramp = 0x402000;
+	sp.counters = 0x500000;
+	sp.index_at = 0x401000;
+	sp.index_reg = 7;
+	sp.index_mult = 4;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	n = cs_disasm(cs, b.tramp_code, b.tramp_len, b.tramp, 0, &in);
+	{
+		bool saw_cmp = false, saw_inc = false;
+
+		for (size_t k = 0; k < n; k++) {
+			const cs_x86 *x = &in[k].detail->x86;
+
+			if (in[k].id == X86_INS_CMP && x->operands[0].type == X86_OP_REG) {
+				assert_int_equal(x->operands[1].imm, 16);
+				saw_cmp = true;
+			}
+			if (in[k].id == X86_INS_INC && x->operands[0].mem.index == X86_REG_RDI) {
+				assert_int_equal(x->operands[0].mem.scale, 2);
+				saw_inc = true;
+			}
+		}
+		assert_true(saw_cmp && saw_inc);
+	}
+	cs_free(in, n);
+	patch_blob__release(&b);
+	sp.index_mult = 3;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.index_mult = 0;
 	cs_close(&cs);
 	/* Refused: the index in rsp, more bytes overwritten than relocated, no slots, a window
 	 * not ending with its jump, an entry counter besides. */

@@ -190,6 +190,7 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 		sp.len = w.reloc_len;
 		sp.patch_len = len;
 		sp.index_reg = w.index_reg;
+		sp.index_mult = w.index_mult;
 		sp.index_at = w.index_at + bias;
 		sp.live_index = w.live_index;
 		sp.index_counter = ps->first + is->slot;

@@ -209,7 +209,8 @@ static void indexed_increment(struct emitter *e, uint32_t *over_at, uint32_t *jo
 	bool flags = sp->live_index & FLAG_ALL;
 	bool absolute = slots + 8 * ((uint64_t)sp->index_slots + 1) <= 0x7fffffffull;
 	int idx = sp->index_reg, scr = -1;
-	uint8_t rex;
+	unsigned mult = sp->index_mult ? sp->index_mult : 1;
+	uint8_t rex, ss = mult == 8 ? 0 : mult == 4 ? 1 : mult == 2 ? 2 : 3; /* SIB scale 8/mult */
 
 	if (!absolute) {
 		static const int cand[] = { REG_RCX, REG_RDX, REG_RSI, REG_RDI };
@@ -235,7 +236,7 @@ static void indexed_increment(struct emitter *e, uint32_t *over_at, uint32_t *jo
 	put1(e, (uint8_t)(0x48 | (idx >= 8 ? 1 : 0)));
 	put1(e, 0x81);
 	put1(e, (uint8_t)(0xf8 | (idx & 7)));
-	put32(e, sp->index_slots);
+	put32(e, sp->index_slots * mult);
 	put1(e, 0x0f); /* jae over */
 	put1(e, 0x83);
 	*over_at = e->pos;
@@ -251,7 +252,7 @@ static void indexed_increment(struct emitter *e, uint32_t *over_at, uint32_t *jo
 	put1(e, rex);
 	put1(e, 0xff);
 	put1(e, 0x04); /* mod 00, /0, rm 100: SIB */
-	put1(e, (uint8_t)(0xc0 | ((idx & 7) << 3) | (scr >= 0 ? (scr & 7) : 5)));
+	put1(e, (uint8_t)((ss << 6) | ((idx & 7) << 3) | (scr >= 0 ? (scr & 7) : 5)));
 	if (scr < 0)
 		put32(e, (uint32_t)slots);
 	*join = e->pos;
@@ -426,6 +427,9 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	if (sp->indexed &&
 	    (patch_len < 5 || patch_len > 16 || patch_len > sp->len || sp->index_reg < 0 ||
 	     sp->index_reg > 15 || sp->index_reg == REG_RSP || !sp->index_slots ||
+	     (sp->index_mult > 1 && sp->index_mult != 2 && sp->index_mult != 4 &&
+	      sp->index_mult != 8) ||
+	     (uint64_t)sp->index_slots * (sp->index_mult ? sp->index_mult : 1) > INT32_MAX ||
 	     sp->entry_counter != PATCH_NO_COUNTER || sp->taken_counter != PATCH_NO_COUNTER ||
 	     sp->not_taken_counter != PATCH_NO_COUNTER))
 		return -EINVAL;

@@ -79,9 +79,10 @@ struct tramp_spec {
 	const uint64_t *redirect_site, *redirect_tramp;
 	uint32_t nredirect;
 	/* An indirect site (a jump-table dispatch): when INDEXED, the window's instruction at
-	 * INDEX_AT (run-time) loads the table entry whose index j is in register INDEX_REG (x86
-	 * number, not rsp) just before it; right before it the trampoline adds one to counter
-	 * INDEX_COUNTER + j when j < INDEX_SLOTS (unsigned), else to INDEX_COUNTER + INDEX_SLOTS
+	 * INDEX_AT (run-time) loads the table entry whose index j, times INDEX_MULT (0 or 1, 2,
+	 * 4, 8), is in register INDEX_REG (x86 number, not rsp) just before it; right before it
+	 * the trampoline adds one to counter INDEX_COUNTER + j (`incq slots(,%idx,8/mult)`)
+	 * when j < INDEX_SLOTS (unsigned), else to INDEX_COUNTER + INDEX_SLOTS
 	 * (out of range), with every flag saved when LIVE_INDEX (the flags live before the load)
 	 * has any, since the bounds check writes them all. The LEN bytes relocated (5 up to
 	 * TRAMP_MAX_RELOC, whole instructions) end with the table jump; only the first PATCH_LEN
@@ -92,6 +93,7 @@ struct tramp_spec {
 	uint64_t index_at;
 	uint8_t live_index;
 	int8_t index_reg;
+	uint8_t index_mult;
 	uint32_t index_counter, index_slots;
 	uint8_t patch_len;
 };
