@@ -95,7 +95,7 @@ profile_one() {
 	# Jump-table dispatches that ran: counted in process (indexed by the table entry), or
 	# left to uprobes. The builds of the switch programs and the optimised ones of the
 	# computed-goto program have only table forms the in-process counters take: every one
-	# that ran must be in process.
+	# that ran and has a site must be counted in process.
 	ind_in=$(grep -oE '"kind":"indirect","class":"patch[a-z-]*","counters":\[[0-9,]*\],"hits":[1-9][0-9]*' "$data" | wc -l || true)
 	ind_out=$(grep -oE '"kind":"indirect","class":"[a-z0-9-]*","counters":\[[0-9,]*\],"hits":[1-9][0-9]*' "$data" | grep -vc '"class":"patch' || true)
 	if [ "$tag" = optimal ]; then
@@ -103,8 +103,18 @@ profile_one() {
 		case $name in
 		switch-O[023] | switch-clang-O2 | switch_split-O[023] | switch_split-clang-O2 | \
 			computed_goto-O[23] | computed_goto-clang-O2)
-			if [ "$ind_in" -eq 0 ] || [ "$ind_out" -ne 0 ]; then
-				echo "$tag: $ind_in executed table jumps counted in process, $ind_out by uprobes: all should be in process ($data)"
+			if [ "$ind_out" -ne 0 ]; then
+				echo "$tag: $ind_out executed table jumps counted by uprobes: all should be in process ($data)"
+				return 1
+			fi
+			;;
+		esac
+		# switch and computed_goto measure some of their case edges at their table jumps
+		# (switch_split's plan measures them elsewhere).
+		case $name in
+		switch-* | computed_goto-O[23] | computed_goto-clang-O2)
+			if [ "$ind_in" -eq 0 ]; then
+				echo "$tag: no executed table jump counted in process ($data)"
 				return 1
 			fi
 			;;
