@@ -17,9 +17,9 @@
 
 /* The slots of one table jump. */
 struct ind_slots {
-	uint64_t jump;	  /* ELF vaddr of the table jump */
-	uint32_t slot;	  /* its first slot, from the slots' start */
-	uint32_t nslots;  /* table entries (one more slot follows: out of range) */
+	uint64_t jump;	 /* ELF vaddr of the table jump */
+	uint32_t slot;	 /* its first slot, from the slots' start */
+	uint32_t nslots; /* table entries (one more slot follows: out of range) */
 };
 
 struct patch_sites {
@@ -251,7 +251,8 @@ void patch_sites__fold(const struct patch_sites *ps, const struct probe_site *s,
 			if (jt->relative)
 				v = jt->rel_base + (uint64_t)(int64_t)(int32_t)(uint32_t)v;
 			for (uint32_t k = 0; k < f->blocks[b].nsucc && k < s->counter2; k++) {
-				const struct cfg_edge *e = &f->edges[f->succ[f->blocks[b].first_succ + k]];
+				const struct cfg_edge *e =
+					&f->edges[f->succ[f->blocks[b].first_succ + k]];
 
 				if (e->to < f->nblocks && f->blocks[e->to].start == v) {
 					counters[s->counter + k] += hits;
