@@ -156,8 +156,9 @@ int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, 
  * as 5 bytes need) and relocates every instruction from there to the jump; nothing but its
  * first instruction may be entered at (AVOID as above, checked over the whole relocated
  * range), and every instruction between the load and the jump is quiet (patch_func.quiet: a
- * fault there would leave the jump counted but not taken). live_index is the flags live at the load; cls PATCH_FLAGSAVE when any flag is (the
- * bounds check writes them all). Returns 0 with *W, or -ENOENT. */
+ * fault there would leave the jump counted but not taken). live_index is the flags live at
+ * the load; cls PATCH_FLAGSAVE when any flag is (the bounds check writes them all). Returns 0
+ * with *W, or -ENOENT. */
 int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
 				    const uint64_t *avoid, size_t navoid, struct patch_window *w);
 
