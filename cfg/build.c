@@ -536,6 +536,10 @@ static bool tables_still_hold(struct builder *b)
 		free(t);
 		if (!same)
 			return false;
+		/* The load that indexes the table, as the complete function proves it. */
+		b->tables.v[i].jt.load = jt.load;
+		b->tables.v[i].jt.load_index = jt.load_index;
+		b->tables.v[i].jt.load_mult = jt.load_mult;
 	}
 	return true;
 }

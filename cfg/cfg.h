@@ -66,7 +66,10 @@ struct cfg_insn {
 	 * patch_branch  (a block's last jcc) a window may end with this jump, counting each
 	 *               outcome on its own. */
 	uint8_t patch_count, patch_branch;
-	uint16_t reserved;
+	/* patch_indirect  (a resolved table jump) a window from the table load to this jump
+	 *                 counts each table entry taken, indexed by the entry (0: none). */
+	uint8_t patch_indirect;
+	uint8_t reserved;
 };
 
 enum cfg_edge_kind {
@@ -146,6 +149,15 @@ struct cfg_jump_table {
 	uint8_t operand_ok, mem, scale_log2;
 	int8_t base, index;
 	int32_t disp;
+	/* The instruction that loads the table entry (the jump itself for `jmp *mem`), and the
+	 * register (x86 number) that holds load_mult * j, j the entry's index (table +
+	 * entry_size * j), just before it runs, for a counter indexed by j (load_mult 1, 2, 4
+	 * or 8: gcc -O0 scales the index before the load); load == 0 (load_index -1) when the
+	 * analysis did not prove such a register, or the paths to the jump disagree. */
+	uint64_t load;
+	int8_t load_index;
+	uint8_t load_mult;
+	uint64_t rel_base; /* relative: an entry's target is rel_base + sext32(entry) */
 };
 
 /* Function flags. */

@@ -27,6 +27,12 @@ struct symdef {
 	uint8_t size;
 	bool sext;
 	struct sval addr;
+	/* A load: the instruction, and its memory operand's index and base registers (family,
+	 * -1 for none), their values just before it and the operand's scale. */
+	uint64_t insn;
+	int idx_fam, base_fam;
+	struct sval idx_val, base_val;
+	int64_t idx_scale;
 };
 
 #define MAX_MEMO 32
@@ -72,6 +78,9 @@ struct jt_state {
 	struct sval bound_val; /* bound_val <= bound_max, unsigned */
 	uint64_t bound_max;
 	uint64_t sym_max[MAX_SYMS]; /* symbol <= sym_max (from `and $mask`), UINT64_MAX: none */
+	/* The instruction and memory operand being read, for the load symbols it makes. */
+	const cs_insn *cur_in;
+	const cs_x86_op *cur_op;
 };
 
 /* Two's-complement arithmetic, as the machine does it (no signed-overflow UB). */
@@ -84,6 +93,8 @@ static int64_t wmul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
+
+static struct sval *reg_of(struct jt_state *st, unsigned reg);
 
 static struct sval fresh(struct jt_state *st)
 {
@@ -103,7 +114,48 @@ static struct sval load_sym(struct jt_state *st, struct sval addr, uint8_t size,
 	if (v.sym == MAX_SYMS - 1)
 		return v;
 	st->syms[v.sym] = (struct symdef){ .is_load = true, .size = size, .sext = sext,
-					   .addr = addr };
+					   .addr = addr, .idx_fam = -1, .base_fam = -1 };
+	if (st->cur_in && st->cur_op) {
+		struct symdef *sd = &st->syms[v.sym];
+		const struct sval *ix = st->cur_op->mem.index != X86_REG_INVALID
+						? reg_of(st, st->cur_op->mem.index)
+						: NULL;
+		const struct sval *bs = st->cur_op->mem.base != X86_REG_INVALID &&
+						st->cur_op->mem.base != X86_REG_RIP
+						? reg_of(st, st->cur_op->mem.base)
+						: NULL;
+
+		sd->insn = st->cur_in->address;
+		if (ix) {
+			sd->idx_fam = x86_reg_family(st->cur_op->mem.index);
+			sd->idx_val = *ix;
+			sd->idx_scale = st->cur_op->mem.scale;
+		}
+		if (bs) {
+			sd->base_fam = x86_reg_family(st->cur_op->mem.base);
+			sd->base_val = *bs;
+		}
+	}
+	return v;
+}
+
+/* The sign extension of the 4-byte load symbol SYM: the same load, sign-extended (the
+ * instruction and registers of the load kept). */
+static struct sval resext(struct jt_state *st, int sym)
+{
+	struct symdef old = st->syms[sym];
+	struct sval v = load_sym(st, old.addr, 4, true);
+
+	if (v.sym != MAX_SYMS - 1) {
+		struct symdef *sd = &st->syms[v.sym];
+
+		sd->insn = old.insn;
+		sd->idx_fam = old.idx_fam;
+		sd->base_fam = old.base_fam;
+		sd->idx_val = old.idx_val;
+		sd->base_val = old.base_val;
+		sd->idx_scale = old.idx_scale;
+	}
 	return v;
 }
 
@@ -400,7 +452,11 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 	case X86_OP_MEM:
 		if (!mem_addr(st, in, op, &a))
 			return smemo_load(st, op, sext, out);
+		st->cur_in = in;
+		st->cur_op = op;
 		*out = memo_load(st, a, op->size, sext);
+		st->cur_in = NULL;
+		st->cur_op = NULL;
 		/* A zero-extending load of a byte or a word bounds the value. */
 		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
 		    out->sym >= 16 && out->sym != MAX_SYMS - 1 && out->c == 0 && out->s == 1)
@@ -571,7 +627,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			if (in->id == X86_INS_MOVSXD && o1->type == X86_OP_REG && v.sym >= 16 &&
 			    v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
 			    st->syms[v.sym].size == 4)
-				v = load_sym(st, st->syms[v.sym].addr, 4, true);
+				v = resext(st, v.sym);
 			*dst = v;
 			return;
 		}
@@ -580,7 +636,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 		v = st->reg[0];
 		if (v.sym >= 16 && v.c == 0 && v.s == 1 && st->syms[v.sym].is_load &&
 		    st->syms[v.sym].size == 4)
-			st->reg[0] = load_sym(st, st->syms[v.sym].addr, 4, true);
+			st->reg[0] = resext(st, v.sym);
 		return;
 	case X86_INS_LEA:
 		if (dst && o1 && o1->type == X86_OP_MEM && mem_addr(st, in, o1, &v)) {
@@ -737,6 +793,28 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	jt->entries = (uint32_t)n;
 	jt->entry_size = relative ? 4 : 8;
 	jt->relative = relative;
+	jt->rel_base = relative ? (uint64_t)target.c : 0;
+	/* The entry index j = (slot - base) / a.s = (a.c - base) / a.s + SYM: a register of the
+	 * load's operand holds m * j (m 1, 2, 4 or 8) when its value is m * SYM + m * that
+	 * constant (the index register, scaled by a.s / m in the operand; or the base). */
+	jt->load_index = -1;
+	jt->load_mult = 0;
+	if (ld->insn) {
+		int64_t c0 = (int64_t)((uint64_t)a.c - (uint64_t)base) / a.s;
+
+		for (int r = 0; r < 2 && jt->load_index < 0; r++) {
+			int fam = r ? ld->base_fam : ld->idx_fam;
+			struct sval v = r ? ld->base_val : ld->idx_val;
+			int64_t m = v.s, scale = r ? 1 : ld->idx_scale;
+
+			if (fam < 0 || v.sym != a.sym || (m != 1 && m != 2 && m != 4 && m != 8) ||
+			    v.c != m * c0 || scale * m != a.s)
+				continue;
+			jt->load = ld->insn;
+			jt->load_index = (int8_t)fam;
+			jt->load_mult = (uint8_t)m;
+		}
+	}
 	*targets = t;
 	return 0;
 }
@@ -866,7 +944,11 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 
 		if (!mem_addr(st, in, &in->detail->x86.operands[0], &a))
 			goto unresolved;
+		st->cur_in = in;
+		st->cur_op = &in->detail->x86.operands[0];
 		target = load_sym(st, a, 8, false);
+		st->cur_in = NULL;
+		st->cur_op = NULL;
 		via_mem = true;
 	} else {
 		goto unresolved;
@@ -933,6 +1015,12 @@ static int resolve_split(struct decoder *d, uint64_t jump, const struct jt_cfg *
 			free(t);
 			err = -ENOENT;
 			break;
+		}
+		if (best_t && (one.load != best.load || one.load_index != best.load_index ||
+			       one.load_mult != best.load_mult)) {
+			one.load = best.load = 0;
+			one.load_index = best.load_index = -1;
+			one.load_mult = best.load_mult = 0;
 		}
 		if (best_t && (one.table != best.table || one.entry_size != best.entry_size ||
 			       one.relative != best.relative || one.operand_ok != best.operand_ok)) {

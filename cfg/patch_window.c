@@ -392,6 +392,9 @@ static void fill(struct patch_window *w, const struct patch_func *pf, const stru
 	w->ends_jcc = pf->reloc[last] == RELOC_JCC;
 	if (w->ends_jcc)
 		outcomes(pf, f, blk, &w->live_taken, &w->live_not_taken);
+	w->reloc_len = w->len;
+	w->index_reg = -1;
+	w->last = last;
 }
 
 int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
@@ -790,6 +793,105 @@ static int find_gaps(struct patch_analysis *pa, struct decoder *d)
 	return err;
 }
 
+/* The table resolved at the jump at ADDR of F, or NULL. */
+static const struct cfg_jump_table *table_of(const struct cfg_func *f, uint64_t addr)
+{
+	for (uint32_t t = 0; t < f->ntables; t++)
+		if (f->tables[t].jump == addr)
+			return &f->tables[t];
+	return NULL;
+}
+
+int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				    const uint64_t *avoid, size_t navoid, struct patch_window *w)
+{
+	const struct cfg_func *f;
+	const struct patch_func *pf;
+	const struct cfg_jump_table *jt;
+	const struct cfg_block *b;
+	uint32_t first, last;
+	uint64_t len = 0, end;
+	long kl;
+	int blk;
+
+	if (func >= pa->nfuncs)
+		return -ENOENT;
+	f = &pa->prog->funcs[func];
+	pf = &pa->funcs[func];
+	if (pf->refused || insn >= f->ninsns || pf->reloc[insn] != RELOC_JMP_IND ||
+	    (blk = block_of_insn(f, insn)) < 0)
+		return -ENOENT;
+	b = &f->blocks[blk];
+	jt = table_of(f, f->insns[insn].addr);
+	if (insn != b->first_insn + b->ninsns - 1 || !jt || !jt->load || jt->load_index < 0 ||
+	    jt->load_index == 4 || !jt->entries || !jt->entry_size ||
+	    (jt->load_mult != 1 && jt->load_mult != 2 && jt->load_mult != 4 &&
+	     jt->load_mult != 8) ||
+	    (uint64_t)jt->entries * jt->load_mult > INT32_MAX)
+		return -ENOENT;
+	for (uint32_t s = 0; s < b->nsucc; s++)
+		if (f->edges[f->succ[b->first_succ + s]].kind != EDGE_SWITCH)
+			return -ENOENT;
+	kl = patch_func__insn_at(f, jt->load);
+	if (kl < 0 || (uint32_t)kl < b->first_insn || (uint32_t)kl > insn)
+		return -ENOENT;
+	/* From the load, or from as far before it in the block as 5 bytes need. */
+	first = (uint32_t)kl;
+	end = f->insns[insn].addr + f->insns[insn].size;
+	while (end - f->insns[first].addr < 5 && first > b->first_insn)
+		first--;
+	if (end - f->insns[first].addr > PATCH_INDIRECT_MAX)
+		return -ENOENT;
+	for (last = first; last <= insn; last++) {
+		len += f->insns[last].size;
+		if (len >= 5)
+			break;
+	}
+	if (len < 5 || len > PATCH_WINDOW_MAX)
+		return -ENOENT;
+	for (uint32_t k = first; k <= insn; k++)
+		if (pf->reloc[k] == RELOC_NO || (k != insn && ends_window_only(pf->reloc[k])) ||
+		    (k > (uint32_t)kl && k < insn && !pf->quiet[k]))
+			return -ENOENT;
+	if (patch_entries__inside(&pa->entries, avoid, navoid, f->insns[first].addr, end))
+		return -ENOENT;
+	fill(w, pf, f, func, first, last, (uint32_t)blk);
+	w->reloc_len = (uint8_t)(end - w->start);
+	w->index_reg = jt->load_index;
+	w->index_mult = jt->load_mult;
+	w->index_at = jt->load;
+	w->live_index = pf->fl.before[kl];
+	w->last = insn;
+	w->ends_block = true;
+	w->cls = (w->live_index & FLAG_ALL) ? PATCH_FLAGSAVE : PATCH_PLAIN;
+	return 0;
+}
+
+/* Whether IN can neither fault nor touch memory: no memory operand but a lea's or a nop's, no
+ * implicit stack or string access, no division. */
+static bool is_quiet(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	switch (in->id) {
+	case X86_INS_LEA:
+	case X86_INS_NOP:
+		return true;
+	case X86_INS_DIV: case X86_INS_IDIV: case X86_INS_PUSH: case X86_INS_POP:
+	case X86_INS_PUSHFQ: case X86_INS_POPFQ: case X86_INS_CALL: case X86_INS_RET:
+	case X86_INS_ENTER: case X86_INS_LEAVE:
+		return false;
+	default:
+		break;
+	}
+	if (x->prefix[0] || x->prefix[1]) /* rep, lock, segment overrides */
+		return false;
+	for (unsigned k = 0; k < x->op_count; k++)
+		if (x->operands[k].type == X86_OP_MEM)
+			return false;
+	return true;
+}
+
 /* Pass 1 over F: relocation kinds and the entries F contributes. */
 static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const struct cfg_func *f,
 		     struct decoder *d)
@@ -800,7 +902,10 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 	pf->reloc = calloc(f->ninsns + 1, 1);
 	pf->count_class = calloc(f->ninsns + 1, 1);
 	pf->branch_class = calloc(f->ninsns + 1, 1);
-	if (!pf->reloc || !pf->count_class || !pf->branch_class)
+	pf->indirect_class = calloc(f->ninsns + 1, 1);
+	pf->quiet = calloc(f->ninsns + 1, 1);
+	if (!pf->reloc || !pf->count_class || !pf->branch_class || !pf->indirect_class ||
+	    !pf->quiet)
 		return -ENOMEM;
 	pf->refused = (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE)) != 0;
 	if ((err = add(&pa->entries, f->entry)))
@@ -829,6 +934,7 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 			continue;
 		}
 		pf->reloc[k] = (uint8_t)patch_reloc__kind(in);
+		pf->quiet[k] = is_quiet(in);
 		if ((err = add_taken(&pa->entries, img, in)))
 			return err;
 	}
@@ -892,6 +998,14 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 				pa->stats.count_flagsave += win.cls == PATCH_FLAGSAVE;
 				pa->stats.count_short += win.short_jump;
 			}
+			if (pf->reloc[k] == RELOC_JMP_IND && table_of(f, f->insns[k].addr)) {
+				pa->stats.table_jumps++;
+				if (!patch_analysis__indirect_window(pa, i, k, NULL, 0, &win)) {
+					pf->indirect_class[k] = win.cls;
+					pa->stats.indirect_plain += win.cls == PATCH_PLAIN;
+					pa->stats.indirect_flagsave += win.cls == PATCH_FLAGSAVE;
+				}
+			}
 			if (pf->reloc[k] != RELOC_JCC)
 				continue;
 			pa->stats.jcc_blocks++;
@@ -917,6 +1031,7 @@ void patch_analysis__apply(const struct patch_analysis *pa, struct cfg_program *
 		for (uint32_t k = 0; k < f->ninsns; k++) {
 			f->insns[k].patch_count = probe[pf->count_class[k] % 3];
 			f->insns[k].patch_branch = probe[pf->branch_class[k] % 3];
+			f->insns[k].patch_indirect = probe[pf->indirect_class[k] % 3];
 		}
 	}
 }
@@ -927,6 +1042,8 @@ void patch_analysis__release(struct patch_analysis *pa)
 		free(pa->funcs[i].reloc);
 		free(pa->funcs[i].count_class);
 		free(pa->funcs[i].branch_class);
+		free(pa->funcs[i].indirect_class);
+		free(pa->funcs[i].quiet);
 		flag_liveness__release(&pa->funcs[i].fl);
 	}
 	free(pa->funcs);

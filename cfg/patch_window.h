@@ -83,6 +83,10 @@ struct patch_func {
 	uint8_t *count_class;  /* enum patch_class: a count window can start at k */
 	uint8_t *branch_class; /* enum patch_class: a branch window can end with k (its block's
 				* last instruction, a jcc) */
+	uint8_t *indirect_class; /* enum patch_class: an indirect window can count the table
+				  * jump k (its block's last instruction) */
+	uint8_t *quiet;        /* 1: k cannot fault nor touch memory (no memory operand but a
+				* lea's, no stack access, no division) */
 	struct flag_liveness fl;
 	bool refused;          /* unresolved or bad code: no windows */
 };
@@ -107,6 +111,7 @@ struct patch_analysis {
 		uint64_t jcc_blocks, entries;
 		uint64_t count_short, branch_short; /* of the above, short windows */
 		uint64_t gaps, gap_bytes;
+		uint64_t table_jumps, indirect_plain, indirect_flagsave;
 	} stats;
 };
 
@@ -115,7 +120,8 @@ struct patch_analysis {
  * outlive PA. Returns 0, -ENOMEM, or -EINVAL (capstone could not be opened). */
 int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog);
 
-/* Copies the classes into PROG's instructions (cfg_insn.patch_count and patch_branch as
+/* Copies the classes into PROG's instructions (cfg_insn.patch_count, patch_branch and
+ * patch_indirect as
  * PROBE_PATCH / PROBE_PATCH_FLAGS, 0 for none). PROG is the program PA was built from. */
 void patch_analysis__apply(const struct patch_analysis *pa, struct cfg_program *prog);
 
@@ -136,7 +142,20 @@ struct patch_window {
 	bool ends_block;          /* its last instruction ends its block (no jmp back needed
 				   * when it is a jmp, jcc, ret or call) */
 	bool short_jump;          /* len < 5: a jmp rel8 to a springboard in a padding gap */
+	/* Indirect windows: the instructions relocated run from start up to and including the
+	 * table jump, RELOC_LEN bytes (>= len: only the first LEN are overwritten, the rest
+	 * are never reached through the window's first instruction again); INDEX_REG (x86
+	 * number) holds the table entry's index at start. reloc_len == len elsewhere. */
+	uint8_t reloc_len;
+	int8_t index_reg;
+	uint8_t index_mult;       /* the register holds index_mult * the entry's index */
+	uint64_t index_at;        /* the table load (ELF vaddr), in the window */
+	uint8_t live_index;       /* flags live before it */
+	uint32_t last;            /* the window's last relocated instruction (insns index) */
 };
+
+/* The most bytes an indirect window relocates (from the table load to the jump). */
+#define PATCH_INDIRECT_MAX 64
 
 /* Query options. */
 #define PATCH_WINDOW_TO_BLOCK_END 0x1 /* "jump optimisation": extend a count window to its
@@ -174,6 +193,18 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 /* Whether [SB, SB + 5) is a springboard slot of the short window W (in one gap, in reach). */
 bool patch_analysis__springboard_ok(const struct patch_analysis *pa,
 				    const struct patch_window *w, uint64_t sb);
+
+/* The indirect window counting the table jump INSN of FUNC (its block's last instruction,
+ * a jump through a resolved table whose entry load proves a register holding the entry's
+ * index, cfg_jump_table.load): it starts at that load in the same block (or as far before it
+ * as 5 bytes need) and relocates every instruction from there to the jump; nothing but its
+ * first instruction may be entered at (AVOID as above, checked over the whole relocated
+ * range), and every instruction between the load and the jump is quiet (patch_func.quiet: a
+ * fault there would leave the jump counted but not taken). live_index is the flags live at
+ * the load; cls PATCH_FLAGSAVE when any flag is (the bounds check writes them all). Returns 0
+ * with *W, or -ENOENT. */
+int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func, uint32_t insn,
+				    const uint64_t *avoid, size_t navoid, struct patch_window *w);
 
 /* The index in F's insns of the instruction at ADDR, or -1. */
 long patch_func__insn_at(const struct cfg_func *f, uint64_t addr);

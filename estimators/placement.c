@@ -156,6 +156,20 @@ static const struct cfg_jump_table *indirect_table(const struct cfg_func *f, uin
 	return NULL;
 }
 
+/* The cheapest way to count the table jump IN: an in-process indexed counter (patch_indirect)
+ * or its uprobe. Stores the class in *CLS and returns its cost. */
+static double indirect_cost(const struct site_costs *c, const struct cfg_insn *in, unsigned *cls)
+{
+	double u = site_costs__of(c, in->probe_class);
+
+	if (in->patch_indirect && site_costs__of(c, in->patch_indirect) <= u) {
+		*cls = in->patch_indirect;
+		return site_costs__of(c, in->patch_indirect);
+	}
+	*cls = in->probe_class;
+	return u;
+}
+
 /* The cheapest instruction of block B to count it: its index in f->insns, or -1. */
 static long cheapest_insn(const struct cfg_func *f, uint32_t b, const struct site_costs *c)
 {
@@ -241,7 +255,7 @@ static struct edge_pay edge_pay(const struct cfg_func *f, uint32_t e, const doub
 	if ((p.entry_insn = entry_site(f, ed->to, c)) >= 0)
 		p.entry = we * site_costs__best(c, &f->insns[p.entry_insn], false, &cls);
 	if (indirect_table(f, ed->from))
-		p.indirect = wb * site_costs__of(c, last_insn(f, ed->from)->probe_class);
+		p.indirect = wb * indirect_cost(c, last_insn(f, ed->from), &cls);
 	return p;
 }
 
@@ -339,6 +353,7 @@ static int count_indirect(struct planner *p, size_t fi, struct func_plan *fp, ui
 	const struct cfg_jump_table *jt = indirect_table(f, b);
 	uint32_t first = 0, idx, k;
 	struct probe_site s;
+	unsigned cls;
 	int err;
 
 	if (!jt || p->nindirect >= (1u << 17))
@@ -357,8 +372,9 @@ static int count_indirect(struct planner *p, size_t fi, struct func_plan *fp, ui
 			first = idx;
 		fp->edge_counter[e] = idx;
 	}
+	indirect_cost(&p->opt->costs, in, &cls);
 	s = (struct probe_site){ .addr = in->addr, .func = (uint32_t)fi, .kind = SITE_INDIRECT,
-				 .probe_class = in->probe_class, .counter = first,
+				 .probe_class = (uint8_t)cls, .counter = first,
 				 .counter2 = f->blocks[b].nsucc, .ordinal = p->nindirect++,
 				 .mem = jt->mem, .scale_log2 = jt->scale_log2, .base = jt->base,
 				 .index = jt->index, .disp = jt->disp };
@@ -555,7 +571,9 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			unsigned cls;
 
 			fp->est_cost += out_weight(f, b, w) *
-					site_costs__best(c, last_insn(f, b), true, &cls);
+					(indirect_table(f, b) ? indirect_cost(c, last_insn(f, b), &cls)
+							      : site_costs__best(c, last_insn(f, b), true,
+										 &cls));
 		}
 	}
 	for (uint32_t b = 0; b < f->nblocks; b++) {

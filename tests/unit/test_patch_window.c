@@ -6,7 +6,8 @@
  * pc), the flags each must keep, relocation kinds of single instructions, and the springboards
  * of short windows: found in the padding after a function and after a jmp inside one, refused
  * where the padding is reachable (jumped into, a symbol in it, a jump-table target in it) or out
- * of jmp rel8 reach.
+ * of jmp rel8 reach. Indirect windows: from the table load the jump-table analysis proves
+ * (with the register holding the entry index) to the jump.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -303,6 +304,65 @@ static void test_insn_effects(void **state)
 }
 
 /* The classes land in the CFG's instructions. */
+/* The table load and index register of a jump-table dispatch, its indirect window, and the
+ * windows refused: a held thread in the relocated range, a memory read after the load. */
+static void test_indirect(void **state)
+{
+	const struct cfg_func *f = cfg_program__find(&prog, "pf_switch");
+	const struct cfg_func *g = cfg_program__find(&prog, "pf_switch_loud");
+	uint64_t load = (uint64_t)(uintptr_t)pf_switch_load - bias, held;
+	struct patch_window w;
+	long k;
+
+	assert_non_null(f);
+	assert_non_null(g);
+	patch_analysis__apply(&pa, &prog);
+	assert_int_equal(pf_switch(2, 0), 30);
+	assert_int_equal(pf_switch_loud(1), 2);
+	assert_int_equal(f->ntables, 1);
+	assert_int_equal(f->tables[0].entries, 4);
+	assert_int_equal(f->tables[0].entry_size, 4);
+	assert_true(f->tables[0].relative);
+	assert_int_equal(f->tables[0].rel_base, f->tables[0].table);
+	assert_int_equal(f->tables[0].load, load);
+	assert_int_equal(f->tables[0].load_index, 7); /* rdi */
+	k = patch_func__insn_at(f, f->tables[0].jump);
+	assert_true(k >= 0);
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(f - prog.funcs), (uint32_t)k,
+							 NULL, 0, &w),
+			 0);
+	assert_int_equal(w.start, load);
+	assert_int_equal(w.index_at, load);
+	assert_int_equal(w.len, 8);
+	assert_int_equal(w.reloc_len, 10);
+	assert_int_equal(w.cls, PATCH_FLAGSAVE); /* the cmp's flags reach every case */
+	assert_true(w.live_index & FLAG_SF);
+	assert_int_equal(f->insns[k].patch_indirect, PROBE_PATCH_FLAGS);
+	/* No 5-byte count window at the jump itself (a short one, through a springboard in the
+	 * padding after the function, may be). */
+	if (f->insns[k].patch_count) {
+		struct patch_window cw;
+
+		assert_int_equal(patch_analysis__count_window(&pa, (size_t)(f - prog.funcs),
+							      (uint32_t)k, NULL, 0, 0, &cw),
+				 0);
+		assert_true(cw.short_jump && cw.len < 5);
+	}
+	held = f->insns[k].addr;
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(f - prog.funcs), (uint32_t)k,
+							 &held, 1, &w),
+			 -ENOENT);
+	/* The loud one: resolved, its load known, but no window. */
+	assert_int_equal(g->ntables, 1);
+	assert_true(g->tables[0].load != 0);
+	k = patch_func__insn_at(g, g->tables[0].jump);
+	assert_true(k >= 0);
+	assert_int_equal(patch_analysis__indirect_window(&pa, (size_t)(g - prog.funcs), (uint32_t)k,
+							 NULL, 0, &w),
+			 -ENOENT);
+	assert_int_equal(g->insns[k].patch_indirect, 0);
+}
+
 static void test_apply(void **state)
 {
 	size_t fi;
@@ -454,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_flags),        cmocka_unit_test(test_reloc_kinds),
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_springboards), cmocka_unit_test(test_springboard_refused),
+		cmocka_unit_test(test_indirect),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

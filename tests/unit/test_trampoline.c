@@ -7,6 +7,8 @@
  * trip count, the calls made). Also: the trampoline decoded with capstone, the pc map, the
  * lock prefixes, and the windows the generator refuses. Short windows get their springboard
  * in padding as the backend gives them (jmp rel8 there, jmp rel32 on), and are run the same way.
+ * Indirect sites: a jump-table dispatch counted per table entry (the indexed increment), by
+ * execution and decoded.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -931,6 +933,281 @@ static void test_springboard_sites(void **state)
 	patch_sites__close(ps);
 }
 
+/* --- indirect sites: the indexed increment ------------------------------------------------ */
+
+static const int sw_y[] = { -1, 0, 2, 9 };
+#define NSW_X 6
+#define NSW_Y (sizeof(sw_y) / sizeof(sw_y[0]))
+
+/* pf_switch on every (x, y): how many results differ from WANT (none may be -1). */
+static unsigned switch_wrong(const int want[NSW_X][NSW_Y])
+{
+	unsigned wrong = 0;
+
+	for (unsigned x = 0; x < NSW_X; x++)
+		for (unsigned k = 0; k < NSW_Y; k++) {
+			int r = pf_switch(x, sw_y[k]);
+
+			assert_int_not_equal(r, -1); /* red zone, rcx, rdx */
+			wrong += r != want[x][k];
+		}
+	return wrong;
+}
+
+/* The spec of pf_switch's indirect window W: slots from counter FIRST, NSLOTS of them. */
+static struct tramp_spec switch_spec(const struct patch_window *w, unsigned slotno,
+				     uint32_t first, uint32_t nslots)
+{
+	struct tramp_spec sp = spec_of(w, slotno);
+
+	sp.indexed = true;
+	sp.len = w->reloc_len;
+	sp.patch_len = w->len;
+	sp.index_reg = w->index_reg;
+	sp.index_at = w->index_at + bias;
+	sp.live_index = w->live_index;
+	sp.index_counter = first;
+	sp.index_slots = nslots;
+	return sp;
+}
+
+/* A jump-table dispatch counted per table entry in process, by execution: results (flags
+ * live into every case, red zone, rcx and rdx) as unpatched, counters exact, plain and
+ * locked; the trampoline decoded; an index out of the slots counted apart; and, as the
+ * control, the same window without its flag save gives wrong results. */
+static void test_indexed(void **state)
+{
+	size_t fi = func_index("pf_switch");
+	uint32_t jmp = insn_of(fi, pf_switch_load) + 2; /* movslq, lea, jmp *%rax */
+	int want[NSW_X][NSW_Y];
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	bool saw_inc = false, saw_cmp = false, saw_step = false;
+	unsigned npushf = 0, npopf = 0;
+	size_t n, bytes = 0;
+	cs_insn *in;
+	csh cs;
+
+	for (unsigned x = 0; x < NSW_X; x++)
+		for (unsigned k = 0; k < NSW_Y; k++) {
+			want[x][k] = pf_switch(x, sw_y[k]);
+			assert_int_equal(want[x][k],
+					 x > 3 ? 0 : (int)(10 * (x + 1)) + ((int)x < sw_y[k]));
+		}
+	assert_int_equal(patch_analysis__indirect_window(&pa, fi, jmp, NULL, 0, &w), 0);
+	assert_int_equal(w.start, (uint64_t)(uintptr_t)pf_switch_load - bias);
+	assert_int_equal(w.index_at, w.start);
+	assert_int_equal(w.index_reg, 7); /* rdi */
+	assert_int_equal(w.len, 8);	  /* movslq, lea */
+	assert_int_equal(w.reloc_len, 10); /* ... and jmp *%rax */
+	assert_int_equal(w.cls, PATCH_FLAGSAVE);
+	/* A held thread inside the relocated range refuses the window. */
+	{
+		uint64_t held = prog.funcs[fi].insns[jmp].addr;
+
+		assert_int_equal(patch_analysis__indirect_window(&pa, fi, jmp, &held, 1, &w),
+				 -ENOENT);
+		assert_int_equal(patch_analysis__indirect_window(&pa, fi, jmp, NULL, 0, &w), 0);
+	}
+
+	sp = switch_spec(&w, 150, 1500, 4);
+	memset(&counters[1500], 0, 5 * sizeof(*counters));
+	install(&sp, &b);
+	assert_int_equal(b.len, 8);
+	assert_int_equal(switch_wrong(want), 0);
+	for (unsigned j = 0; j < 4; j++)
+		assert_int_equal(counters[1500 + j], NSW_Y);
+	assert_int_equal(counters[1504], 0); /* x > 3 never reaches the load */
+	set_atomic(&b, true);
+	assert_int_equal(switch_wrong(want), 0);
+	for (unsigned j = 0; j < 4; j++)
+		assert_int_equal(counters[1500 + j], 2 * NSW_Y);
+	/* The code: every byte decodes; the flags saved below the red zone around a bounds
+	 * check and `lock incq (%scratch,%rdi,8)`; the pc map clean before the increment only. */
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	/* The installed bytes (set_atomic flipped their lock prefixes). */
+	n = cs_disasm(cs, (const uint8_t *)(uintptr_t)b.tramp, b.tramp_len, b.tramp, 0, &in);
+	for (size_t k = 0; k < n; k++) {
+		const cs_x86 *x = &in[k].detail->x86;
+
+		bytes += in[k].size;
+		npushf += in[k].id == X86_INS_PUSHFQ;
+		npopf += in[k].id == X86_INS_POPFQ;
+		if (in[k].id == X86_INS_CMP && x->operands[0].type == X86_OP_REG &&
+		    x->operands[0].reg == X86_REG_RDI && x->operands[1].imm == 4)
+			saw_cmp = true;
+		if (in[k].id == X86_INS_INC && x->operands[0].type == X86_OP_MEM &&
+		    x->operands[0].mem.index == X86_REG_RDI) {
+			assert_int_equal(x->operands[0].mem.scale, 8);
+			assert_int_equal(x->operands[0].mem.base, X86_REG_RCX); /* not rdi */
+			assert_int_equal(x->prefix[0], 0xf0);
+			saw_inc = true;
+		}
+	}
+	assert_int_equal(bytes, b.tramp_len);
+	assert_true(saw_cmp && saw_inc);
+	assert_int_equal(npushf, 1);
+	assert_int_equal(npopf, 1);
+	cs_free(in, n);
+	cs_close(&cs);
+	assert_int_equal(b.pcs[0].off, 0);
+	assert_int_equal(b.pcs[0].clean, 1);
+	assert_int_equal(b.pcs[0].orig, b.site);
+	for (uint32_t k = 1; k < b.npcs; k++)
+		saw_step |= b.pcs[k].clean == 0;
+	assert_true(saw_step);
+	assert_int_equal(b.nlock, 2);
+	uninstall(&b);
+	assert_int_equal(switch_wrong(want), 0);
+
+	/* Fewer slots than entries: indices 2 and 3 count in the slot after them. */
+	sp = switch_spec(&w, 151, 1510, 2);
+	memset(&counters[1510], 0, 4 * sizeof(*counters));
+	install(&sp, &b);
+	assert_int_equal(switch_wrong(want), 0);
+	assert_int_equal(counters[1510], NSW_Y);
+	assert_int_equal(counters[1511], NSW_Y);
+	assert_int_equal(counters[1512], 2 * NSW_Y);
+	assert_int_equal(counters[1513], 0);
+	uninstall(&b);
+
+	/* Control: without the flag save the bounds check's flags reach the cases. */
+	sp = switch_spec(&w, 152, 1520, 4);
+	sp.live_index = 0;
+	install(&sp, &b);
+	assert_true(switch_wrong(want) > 0);
+	uninstall(&b);
+	assert_int_equal(switch_wrong(want), 0);
+}
+
+/* The indexed increment's two address forms, decoded: slots below 2 GiB are addressed
+ * absolutely (`incq disp32(,%idx,8)`, no scratch, nothing on the stack when the flags are
+ * dead); above, through a scratch register other than the index, saved below the red zone.
+ * And the windows the generator refuses. */
+static void test_indexed_forms(void **state)
+{
+	const uint8_t *code = (const uint8_t *)(uintptr_t)pf_switch_load;
+	struct tramp_spec sp = { 0 };
+	struct patch_blob b;
+	csh cs;
+	cs_insn *in;
+	size_t n;
+
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	for (int high = 0; high < 2; high++) {
+		bool saw_inc = false, saw_push = false, saw_lea_rsp = false;
+		uint64_t base = high ? 0x7f0000000000ull : 0x401000;
+		size_t bytes = 0;
+
+		sp.site = base;
+		sp.bytes = code;
+		sp.len = 10;
+		sp.patch_len = 8;
+		sp.tramp = base + 0x1000;
+		sp.counters = base + 0x100000;
+		sp.entry_counter = sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
+		sp.indexed = true;
+		sp.index_at = base;
+		sp.index_reg = high ? 1 : 7; /* rcx: the scratch must be another */
+		sp.index_counter = 3;
+		sp.index_slots = 4;
+		assert_int_equal(trampoline__emit(&sp, &b), 0);
+		assert_int_equal(b.len, 8);
+		n = cs_disasm(cs, b.tramp_code, b.tramp_len, b.tramp, 0, &in);
+		for (size_t k = 0; k < n; k++) {
+			const cs_x86 *x = &in[k].detail->x86;
+
+			bytes += in[k].size;
+			saw_push |= in[k].id == X86_INS_PUSH;
+			saw_lea_rsp |= in[k].id == X86_INS_LEA && x->operands[0].reg == X86_REG_RSP;
+			if (in[k].id == X86_INS_INC && x->operands[0].mem.index != X86_REG_INVALID) {
+				const x86_op_mem *m = &x->operands[0].mem;
+
+				assert_int_equal(m->scale, 8);
+				if (high) {
+					assert_int_equal(m->index, X86_REG_RCX);
+					assert_int_equal(m->base, X86_REG_RDX);
+					assert_int_equal(m->disp, 0);
+				} else {
+					assert_int_equal(m->index, X86_REG_RDI);
+					assert_int_equal(m->base, X86_REG_INVALID);
+					assert_int_equal(m->disp, (int64_t)(sp.counters + 3 * 8));
+				}
+				saw_inc = true;
+			}
+			/* The out-of-range slot: rip-relative, after the site's four. */
+			if (in[k].id == X86_INS_INC && x->operands[0].mem.base == X86_REG_RIP)
+				assert_int_equal(in[k].address + in[k].size + x->operands[0].mem.disp,
+						 sp.counters + 7 * 8);
+		}
+		assert_int_equal(bytes, b.tramp_len);
+		assert_true(saw_inc);
+		assert_int_equal(saw_push, high);
+		assert_int_equal(saw_lea_rsp, high);
+		cs_free(in, n);
+		patch_blob__release(&b);
+	}
+	/* gcc -O0 scales the index before the load: a register holding 4 * j is checked
+	 * against 4 * slots and scaled by 2. */
+	sp.site = 0x401000;
+	sp.tramp = 0x402000;
+	sp.counters = 0x500000;
+	sp.index_at = 0x401000;
+	sp.index_reg = 7;
+	sp.index_mult = 4;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	n = cs_disasm(cs, b.tramp_code, b.tramp_len, b.tramp, 0, &in);
+	{
+		bool saw_cmp = false, saw_inc = false;
+
+		for (size_t k = 0; k < n; k++) {
+			const cs_x86 *x = &in[k].detail->x86;
+
+			if (in[k].id == X86_INS_CMP && x->operands[0].type == X86_OP_REG) {
+				assert_int_equal(x->operands[1].imm, 16);
+				saw_cmp = true;
+			}
+			if (in[k].id == X86_INS_INC && x->operands[0].mem.index == X86_REG_RDI) {
+				assert_int_equal(x->operands[0].mem.scale, 2);
+				saw_inc = true;
+			}
+		}
+		assert_true(saw_cmp && saw_inc);
+	}
+	cs_free(in, n);
+	patch_blob__release(&b);
+	sp.index_mult = 3;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.index_mult = 0;
+	cs_close(&cs);
+	/* Refused: the index in rsp, more bytes overwritten than relocated, no slots, a window
+	 * not ending with its jump, an entry counter besides. */
+	sp.site = 0x401000;
+	sp.tramp = 0x402000;
+	sp.counters = 0x500000;
+	sp.index_at = 0x401000;
+	sp.index_reg = 4;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.index_reg = 7;
+	sp.patch_len = 11;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.patch_len = 8;
+	sp.index_slots = 0;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.index_slots = 4;
+	sp.len = 8;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.len = 10;
+	sp.entry_counter = 0;
+	assert_int_equal(trampoline__emit(&sp, &b), -EINVAL);
+	sp.entry_counter = PATCH_NO_COUNTER;
+	assert_int_equal(trampoline__emit(&sp, &b), 0);
+	patch_blob__release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -942,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
 		cmocka_unit_test(test_red_zone),     cmocka_unit_test(test_threads_atomic),
 		cmocka_unit_test(test_springboard_sites),
+		cmocka_unit_test(test_indexed),      cmocka_unit_test(test_indexed_forms),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -38,6 +38,8 @@ struct patch_obj {
 	int region;               /* the patcher's region, -1 before attach */
 	struct patch_blob *blobs; /* installed */
 	size_t nblobs;
+	struct probe_site *ind;   /* the indirect sites installed (their slots fold at read) */
+	size_t nind;
 };
 
 struct patch_backend {
@@ -48,7 +50,18 @@ struct patch_backend {
 	bool removed;
 	struct patch_obj objs[PATCH_MAX_OBJECTS];
 	struct patch_stats stats;
+	void (*unmatched_fn)(void *ctx, unsigned index, uint32_t func, uint64_t hits);
+	void *unmatched_ctx;
 };
+
+void patch_backend__on_unmatched(struct patch_backend *b,
+				 void (*fn)(void *ctx, unsigned index, uint32_t func,
+					    uint64_t hits),
+				 void *ctx)
+{
+	b->unmatched_fn = fn;
+	b->unmatched_ctx = ctx;
+}
 
 int patch_backend__new(struct patch_backend **out, bool attach_mode)
 {
@@ -119,6 +132,8 @@ static void refuse(struct count_object *o, const struct probe_site *s)
 			continue;
 		if (s->kind == SITE_BRANCH)
 			in->patch_branch = 0;
+		else if (s->kind == SITE_INDIRECT)
+			in->patch_indirect = 0;
 		else
 			in->patch_count = 0;
 	}
@@ -238,14 +253,17 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	 * a window that overlaps the last one kept is refused. */
 	for (size_t i = 0; i < pl->nsites; i++) {
 		const struct probe_site *s = &pl->sites[i];
-		uint64_t start, sb;
+		uint64_t start, end, sb;
 		uint8_t len;
 
 		if (!patch_counts_class(s->probe_class))
 			continue;
+		/* An indirect window relocates up to its jump: no other site may lie in there. */
 		if (patch_sites__window(po->ps, s, pts.v, pts.n, used, nused, &start, &len, &sb) ||
-		    any_in(taken, ntaken, start, start + len) ||
+		    (end = patch_sites__span_end(po->ps, s, start, len),
+		     any_in(taken, ntaken, start, end)) ||
 		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
+		    (s->kind == SITE_INDIRECT && i > 0 && pl->sites[i - 1].addr >= start) ||
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
@@ -317,6 +335,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		return -ENOMEM;
 	}
 	code_range(o, &lo, &hi);
+	patch_sites__place_slots(po->ps, o->capacity);
 	/* Trampolines are as long wherever they go (rel32 everywhere): measure them at the
 	 * start of the code, then map the region and generate them in place. */
 	n = 0;
@@ -339,8 +358,9 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	cap = off[n];
 	if (!err) {
 		r = po->region >= 0 ? po->region
-				    : patcher__add_region(b->pt, lo, hi, o->capacity, (uint32_t)cap,
-							  &reg);
+				    : patcher__add_region(b->pt, lo, hi,
+							  o->capacity + patch_sites__nslots(po->ps),
+							  (uint32_t)cap, &reg);
 		if (r < 0)
 			err = r;
 		else
@@ -372,6 +392,16 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		free(blobs);
 		return err;
 	}
+	free(po->ind);
+	po->ind = calloc(n + 1, sizeof(*po->ind));
+	po->nind = 0;
+	if (!po->ind) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < pl->nsites && i < po->nwin; i++)
+		if (po->win_len[i] && pl->sites[i].kind == SITE_INDIRECT)
+			po->ind[po->nind++] = pl->sites[i];
 	po->used = true;
 	po->blobs = blobs;
 	po->nblobs = n;
@@ -382,6 +412,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	for (size_t j = 0; j < n; j++)
 		nsb += blobs[j].sb != 0;
 	b->stats.springboards += nsb;
+	b->stats.indirect += po->nind;
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (i < po->nwin && po->win_len[i] && pl->sites[i].probe_class == PROBE_PATCH_FLAGS)
 			b->stats.flag_saving++;
@@ -416,6 +447,15 @@ static int patch_read(void *be, uint64_t *counters)
 		rg = patcher__region(b->pt, (size_t)po->region);
 		for (uint32_t i = 0; i < rg->ncounters && i < po->capacity; i++)
 			counters[po->counter_base + i] += v[rg->first_counter + i];
+		/* Indirect sites: their slots (after the plan's counters) per out-edge. */
+		for (size_t j = 0; j < po->nind; j++) {
+			uint64_t un = 0;
+
+			patch_sites__fold(po->ps, &po->ind[j], v + rg->first_counter,
+					  counters + po->counter_base, &un);
+			if (un && b->unmatched_fn)
+				b->unmatched_fn(b->unmatched_ctx, (unsigned)k, po->ind[j].func, un);
+		}
 	}
 	free(v);
 	return 0;
@@ -486,6 +526,7 @@ static void patch_close(void *be)
 		for (size_t j = 0; j < po->nblobs; j++)
 			patch_blob__release(&po->blobs[j]);
 		free(po->blobs);
+		free(po->ind);
 		free(po->win_start);
 		free(po->win_len);
 		free(po->win_sb);

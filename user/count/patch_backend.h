@@ -16,6 +16,7 @@ struct patch_stats {
 	size_t sites;       /* sites counted in process */
 	size_t flag_saving; /* of which save and restore the flags */
 	size_t springboards; /* of which are reached through a jmp rel8 and a springboard */
+	size_t indirect;     /* of which jump-table dispatches (indexed increments) */
 	size_t tramp_bytes;
 };
 
@@ -28,6 +29,14 @@ int patch_backend__new(struct patch_backend **out, bool attach_mode);
  * patch_count / patch_branch classes of its instructions), before its plan is made. Returns
  * 0 or a negative errno (reported). */
 int patch_backend__classify(struct patch_backend *b, unsigned index, struct cfg_program *prog);
+
+/* Tells FN(CTX, object index, function index, hits) the table jumps counted in process that
+ * went to no edge of the CFG (an index out of its table, a target that is no successor), at
+ * each read of the counters. */
+void patch_backend__on_unmatched(struct patch_backend *b,
+				 void (*fn)(void *ctx, unsigned index, uint32_t func,
+					    uint64_t hits),
+				 void *ctx);
 
 /* What B installed so far. */
 const struct patch_stats *patch_backend__stats(const struct patch_backend *b);

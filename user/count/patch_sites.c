@@ -4,18 +4,80 @@
  * its kind (a count site's window starts at it, a branch site's ends with its jcc), and the
  * site's trampoline made by user/count/trampoline.h with the flags live where each of its
  * increments goes (flag-saving increments keep them with lahf/seto, the cheaper measured way).
+ * Indirect sites get a window from their table load to their jump and an indexed increment
+ * into slots of their own, one per table entry, folded into per-edge counts when read.
  */
 #include "user/count/patch_sites.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cfg/elf_image.h"
 #include "cfg/patch_window.h"
+
+/* The slots of one table jump. */
+struct ind_slots {
+	uint64_t jump;	 /* ELF vaddr of the table jump */
+	uint32_t slot;	 /* its first slot, from the slots' start */
+	uint32_t nslots; /* table entries (one more slot follows: out of range) */
+};
 
 struct patch_sites {
 	const struct cfg_program *prog;
 	struct patch_analysis pa;
+	struct ind_slots *ind; /* by jump address */
+	size_t nind;
+	uint32_t nslots, first;
 };
+
+static int cmp_ind(const void *a, const void *b)
+{
+	const struct ind_slots *x = a, *y = b;
+
+	return x->jump < y->jump ? -1 : x->jump > y->jump;
+}
+
+/* Slots for every table jump with an indirect class. Returns 0 or -ENOMEM. */
+static int lay_out_slots(struct patch_sites *ps)
+{
+	const struct cfg_program *prog = ps->prog;
+	size_t n = 0;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < prog->nfuncs; i++)
+		n += prog->funcs[i].ntables;
+	ps->ind = calloc(n + 1, sizeof(*ps->ind));
+	if (!ps->ind)
+		return -ENOMEM;
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+
+		for (uint32_t t = 0; t < f->ntables; t++) {
+			long k = patch_func__insn_at(f, f->tables[t].jump);
+
+			if (k < 0 || !f->insns[k].patch_indirect)
+				continue;
+			if (total + f->tables[t].entries + 1 > UINT32_MAX / 2) {
+				f->insns[k].patch_indirect = 0; /* absurdly many: uprobes */
+				continue;
+			}
+			ps->ind[ps->nind++] = (struct ind_slots){ .jump = f->tables[t].jump,
+								  .slot = (uint32_t)total,
+								  .nslots = f->tables[t].entries };
+			total += f->tables[t].entries + 1;
+		}
+	}
+	qsort(ps->ind, ps->nind, sizeof(*ps->ind), cmp_ind);
+	ps->nslots = (uint32_t)total;
+	return 0;
+}
+
+static const struct ind_slots *ind_of(const struct patch_sites *ps, uint64_t jump)
+{
+	struct ind_slots key = { .jump = jump };
+
+	return ps->nind ? bsearch(&key, ps->ind, ps->nind, sizeof(key), cmp_ind) : NULL;
+}
 
 int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 {
@@ -32,8 +94,23 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 		return err;
 	}
 	patch_analysis__apply(&ps->pa, prog);
+	err = lay_out_slots(ps);
+	if (err) {
+		patch_sites__close(ps);
+		return err;
+	}
 	*out = ps;
 	return 0;
+}
+
+uint32_t patch_sites__nslots(const struct patch_sites *ps)
+{
+	return ps->nslots;
+}
+
+void patch_sites__place_slots(struct patch_sites *ps, uint32_t first)
+{
+	ps->first = first;
 }
 
 /* The window of site S under AVOID: 0 with *W, or -ENOENT. */
@@ -60,6 +137,11 @@ static int site_window(const struct patch_sites *ps, const struct probe_site *s,
 			return -ENOENT;
 		return patch_analysis__branch_window(&ps->pa, s->func, (uint32_t)k, avoid, navoid,
 						     w);
+	case SITE_INDIRECT:
+		if (!f->insns[k].patch_indirect || !ind_of(ps, s->addr))
+			return -ENOENT;
+		return patch_analysis__indirect_window(&ps->pa, s->func, (uint32_t)k, avoid,
+						       navoid, w);
 	default:
 		return -ENOENT;
 	}
@@ -97,7 +179,7 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	    (sb && !patch_analysis__springboard_ok(&ps->pa, &w, sb)))
 		return -EINVAL;
 	bytes = elf_image__code(ps->prog->img, start, &avail);
-	if (!bytes || avail < len)
+	if (!bytes || avail < w.reloc_len)
 		return -EINVAL;
 	if (sb) {
 		sp.springboard = sb + bias;
@@ -111,7 +193,21 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	sp.tramp = tramp;
 	sp.counters = counters;
 	sp.entry_counter = sp.taken_counter = sp.not_taken_counter = PATCH_NO_COUNTER;
-	if (s->kind == SITE_COUNT) {
+	if (s->kind == SITE_INDIRECT) {
+		const struct ind_slots *is = ind_of(ps, s->addr);
+
+		if (!is)
+			return -EINVAL;
+		sp.indexed = true;
+		sp.len = w.reloc_len;
+		sp.patch_len = len;
+		sp.index_reg = w.index_reg;
+		sp.index_mult = w.index_mult;
+		sp.index_at = w.index_at + bias;
+		sp.live_index = w.live_index;
+		sp.index_counter = ps->first + is->slot;
+		sp.index_slots = is->nslots;
+	} else if (s->kind == SITE_COUNT) {
 		sp.entry_counter = s->counter;
 	} else {
 		sp.taken_counter = s->counter;
@@ -125,10 +221,68 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	return trampoline__emit(&sp, out);
 }
 
+uint64_t patch_sites__span_end(const struct patch_sites *ps, const struct probe_site *s,
+			       uint64_t start, uint8_t len)
+{
+	const struct cfg_func *f;
+	long k;
+
+	if (s->kind != SITE_INDIRECT || s->func >= ps->prog->nfuncs)
+		return start + len;
+	f = &ps->prog->funcs[s->func];
+	k = patch_func__insn_at(f, s->addr);
+	return k < 0 ? start + len : s->addr + f->insns[k].size;
+}
+
+void patch_sites__fold(const struct patch_sites *ps, const struct probe_site *s,
+		       const uint64_t *slots, uint64_t *counters, uint64_t *unmatched)
+{
+	const struct ind_slots *is = ind_of(ps, s->addr);
+	const struct cfg_func *f;
+	const struct cfg_jump_table *jt = NULL;
+	int b;
+
+	if (!is || s->kind != SITE_INDIRECT || s->func >= ps->prog->nfuncs)
+		return;
+	f = &ps->prog->funcs[s->func];
+	for (uint32_t t = 0; t < f->ntables && !jt; t++)
+		if (f->tables[t].jump == s->addr)
+			jt = &f->tables[t];
+	b = cfg_func__block_containing(f, s->addr);
+	slots += ps->first + is->slot;
+	*unmatched += slots[is->nslots]; /* indices out of the table */
+	for (uint32_t j = 0; j < is->nslots; j++) {
+		uint64_t v = 0, hits = slots[j];
+		bool found = false;
+
+		if (!hits)
+			continue;
+		if (jt && b >= 0 &&
+		    !elf_image__read(ps->prog->img, jt->table + (uint64_t)j * jt->entry_size,
+				     jt->entry_size, &v)) {
+			if (jt->relative)
+				v = jt->rel_base + (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+			for (uint32_t k = 0; k < f->blocks[b].nsucc && k < s->counter2; k++) {
+				const struct cfg_edge *e =
+					&f->edges[f->succ[f->blocks[b].first_succ + k]];
+
+				if (e->to < f->nblocks && f->blocks[e->to].start == v) {
+					counters[s->counter + k] += hits;
+					found = true;
+					break;
+				}
+			}
+		}
+		if (!found)
+			*unmatched += hits;
+	}
+}
+
 void patch_sites__close(struct patch_sites *ps)
 {
 	if (!ps)
 		return;
+	free(ps->ind);
 	patch_analysis__release(&ps->pa);
 	free(ps);
 }

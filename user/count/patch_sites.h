@@ -5,7 +5,9 @@
  * (at least the 5 bytes of a jmp rel32, or 2 to 4 bytes with a jmp rel8 to a springboard in
  * padding nearby, never shared by two sites) that starts at a count site or ends with a
  * branch site's conditional jump, and into which nothing but its first instruction can be
- * entered.
+ * entered. An indirect site (a jump-table dispatch) is patched at its table load: the
+ * trampoline counts the table entry about to be taken in a slot of its own (indexed by the
+ * entry), and the slots are folded into the plan's per-edge counters when they are read.
  */
 #ifndef EDGEPROF_USER_COUNT_PATCH_SITES_H
 #define EDGEPROF_USER_COUNT_PATCH_SITES_H
@@ -44,6 +46,27 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
 		      bool atomic,
 		      struct patch_blob *out);
+
+/* The counter slots indirect sites may count into: one per table entry plus one for an index
+ * out of its table, for every table jump that has an indirect class. */
+uint32_t patch_sites__nslots(const struct patch_sites *ps);
+
+/* Places those slots at counters [FIRST, FIRST + patch_sites__nslots(PS)) of the object
+ * (after its plan's counters): call before patch_sites__emit. */
+void patch_sites__place_slots(struct patch_sites *ps, uint32_t first);
+
+/* The end (ELF vaddr) of the code site S's window [START, START + LEN) relocates: the table
+ * jump's end for an indirect site (no other site, window or held thread may lie in there),
+ * START + LEN otherwise. */
+uint64_t patch_sites__span_end(const struct patch_sites *ps, const struct probe_site *s,
+			       uint64_t start, uint8_t len);
+
+/* Adds what indirect site S (patched) counted, read in SLOTS (the object's counters as laid
+ * out in the target, SLOTS[c] for counter c), to the plan's counters of its out-edges,
+ * COUNTERS[S->counter + k] for the k-th successor; hits of an entry whose target is no
+ * successor, or of an index out of the table, are added to *UNMATCHED. */
+void patch_sites__fold(const struct patch_sites *ps, const struct probe_site *s,
+		       const uint64_t *slots, uint64_t *counters, uint64_t *unmatched);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */
 void patch_blob__release(struct patch_blob *b);

@@ -186,6 +186,104 @@ static void increment(struct emitter *e, uint32_t c, uint8_t live, uint64_t orig
 	mark(e, true, orig, PATCH_NO_COUNTER);
 }
 
+/* A patch_pc clean value of 0 (step) for stretches after an indexed increment. */
+#define PC_STEP 0
+
+/* x86 register numbers. */
+#define REG_RAX 0
+#define REG_RCX 1
+#define REG_RDX 2
+#define REG_RSP 4
+#define REG_RSI 6
+#define REG_RDI 7
+
+/* The indexed increment of an indirect site (see struct tramp_spec.indexed): bounds check,
+ * `incq slot(,%idx,8)` (absolute, or through a scratch register), the out-of-range slot on a
+ * side path emitted at *OVER_AT's jcc later by indexed_over. Stretches: clean at the site
+ * until the increment has run, then PC_STEP (the table jump has not run yet). */
+static void indexed_increment(struct emitter *e, uint32_t *over_at, uint32_t *join)
+{
+	static const uint8_t lea_down[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 }; /* lea -128(%rsp),%rsp */
+	const struct tramp_spec *sp = e->sp;
+	uint64_t slots = sp->counters + 8 * (uint64_t)sp->index_counter;
+	bool flags = sp->live_index & FLAG_ALL;
+	bool absolute = slots + 8 * ((uint64_t)sp->index_slots + 1) <= 0x7fffffffull;
+	int idx = sp->index_reg, scr = -1;
+	unsigned mult = sp->index_mult ? sp->index_mult : 1;
+	uint8_t rex, ss = mult == 8 ? 0 : mult == 4 ? 1 : mult == 2 ? 2 : 3; /* SIB scale 8/mult */
+
+	if (!absolute) {
+		static const int cand[] = { REG_RCX, REG_RDX, REG_RSI, REG_RDI };
+
+		for (unsigned k = 0; k < 4 && scr < 0; k++)
+			if (cand[k] != idx)
+				scr = cand[k];
+	}
+	if (flags || scr >= 0) {
+		put(e, lea_down, sizeof(lea_down));
+		mark(e, PC_STEP, sp->index_at, PATCH_NO_COUNTER);
+	}
+	if (flags)
+		put1(e, 0x9c); /* pushfq */
+	if (scr >= 0) {
+		put1(e, (uint8_t)(0x50 + scr)); /* push %scr */
+		put1(e, 0x48);			 /* lea slots(%rip),%scr */
+		put1(e, 0x8d);
+		put1(e, (uint8_t)(0x05 | (scr << 3)));
+		put32(e, (uint32_t)rel32(e, here(e) + 4, slots));
+	}
+	/* cmp $slots,%idx (64-bit, unsigned below) */
+	put1(e, (uint8_t)(0x48 | (idx >= 8 ? 1 : 0)));
+	put1(e, 0x81);
+	put1(e, (uint8_t)(0xf8 | (idx & 7)));
+	put32(e, sp->index_slots * mult);
+	put1(e, 0x0f); /* jae over */
+	put1(e, 0x83);
+	*over_at = e->pos;
+	put32(e, 0);
+	/* [lock] incq slots(,%idx,8) or (%scr,%idx,8) */
+	if (e->nlock == MAX_LOCKS) {
+		e->err = -EINVAL;
+		return;
+	}
+	e->locks[e->nlock++] = e->pos;
+	put1(e, sp->atomic ? 0xf0 : 0x3e);
+	rex = (uint8_t)(0x48 | (idx >= 8 ? 2 : 0) | (scr >= 8 ? 1 : 0));
+	put1(e, rex);
+	put1(e, 0xff);
+	put1(e, 0x04); /* mod 00, /0, rm 100: SIB */
+	put1(e, (uint8_t)((ss << 6) | ((idx & 7) << 3) | (scr >= 0 ? (scr & 7) : 5)));
+	if (scr < 0)
+		put32(e, (uint32_t)slots);
+	*join = e->pos;
+	mark(e, PC_STEP, sp->index_at, PATCH_NO_COUNTER);
+	if (scr >= 0)
+		put1(e, (uint8_t)(0x58 + scr)); /* pop %scr */
+	if (flags)
+		put1(e, 0x9d); /* popfq */
+	if (flags || scr >= 0) {
+		static const uint8_t lea_up[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+
+		put(e, lea_up, sizeof(lea_up));
+	}
+}
+
+/* The out-of-range side path of indexed_increment: the slot after the site's, then back. */
+static void indexed_over(struct emitter *e, uint32_t over_at, uint32_t join)
+{
+	const struct tramp_spec *sp = e->sp;
+	int32_t d;
+
+	if (e->err)
+		return;
+	d = (int32_t)(e->pos - (over_at + 4));
+	memcpy(e->buf + over_at, &d, 4);
+	mark(e, PC_STEP, sp->index_at, PATCH_NO_COUNTER);
+	incq(e, sp->index_counter + sp->index_slots);
+	put1(e, 0xe9);
+	put32(e, (uint32_t)(join - (e->pos + 4)));
+}
+
 /* Copies IN with its rip-relative disp32 re-based for its new place; with MODRM_REG >= 0 the
  * ModRM reg field is replaced (call * -> jmp *). */
 static void copy_insn(struct emitter *e, const cs_insn *in, int modrm_reg)
@@ -317,13 +415,25 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	const uint8_t *code = sp->bytes;
 	size_t avail = sp->len;
 	uint64_t addr = sp->site;
-	bool transferred = false, fired;
+	bool transferred = false, fired, incremented = false;
+	uint32_t over_at = 0, join = 0;
+	uint8_t patch_len = sp->indexed ? sp->patch_len : sp->len;
 	int32_t d;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (sp->len < (sp->springboard ? 2 : 5) || sp->len > 16 || !sp->bytes ||
-	    (sp->springboard && !sp->sb_bytes))
+	if (sp->len < (sp->springboard ? 2 : 5) ||
+	    sp->len > (sp->indexed ? TRAMP_MAX_RELOC : 16) || !sp->bytes ||
+	    (sp->springboard && (!sp->sb_bytes || sp->indexed)))
+		return -EINVAL;
+	if (sp->indexed &&
+	    (patch_len < 5 || patch_len > 16 || patch_len > sp->len || sp->index_reg < 0 ||
+	     sp->index_reg > 15 || sp->index_reg == REG_RSP || !sp->index_slots ||
+	     (sp->index_mult > 1 && sp->index_mult != 2 && sp->index_mult != 4 &&
+	      sp->index_mult != 8) ||
+	     (uint64_t)sp->index_slots * (sp->index_mult ? sp->index_mult : 1) > INT32_MAX ||
+	     sp->entry_counter != PATCH_NO_COUNTER || sp->taken_counter != PATCH_NO_COUNTER ||
+	     sp->not_taken_counter != PATCH_NO_COUNTER))
 		return -EINVAL;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return -EINVAL;
@@ -343,6 +453,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	fired = sp->entry_counter != PATCH_NO_COUNTER;
 	if (fired)
 		mark(e, PATCH_PC_FIRED, sp->site, PATCH_NO_COUNTER);
+
 	while (!e->err && avail) {
 		uint64_t at = addr;
 		enum reloc_kind kind;
@@ -356,10 +467,30 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 			e->err = -EINVAL;
 			break;
 		}
-		if (!fired || at != sp->site)
+		/* An indexed increment goes right before the table load and counts the table
+		 * jump at the end of the window: from the increment on until that jump has run,
+		 * a thread is stepped on (moved back it would be counted twice, left there it
+		 * would be counted for an edge not taken yet). */
+		if (sp->indexed && at == sp->index_at) {
 			mark(e, true, at, PATCH_NO_COUNTER);
+			indexed_increment(e, &over_at, &join);
+			incremented = true;
+		}
+		if (incremented)
+			mark(e, PC_STEP, at, PATCH_NO_COUNTER);
+		else if (!fired || at != sp->site)
+			mark(e, true, at, PATCH_NO_COUNTER);
+		if (sp->indexed && kind != RELOC_COPY && kind != RELOC_RIP &&
+		    (kind != RELOC_JMP_IND || avail)) {
+			e->err = -EINVAL; /* an indexed window ends with its table jump only */
+			break;
+		}
 		transferred = relocate(e, in, kind);
 	}
+	if (sp->indexed && !e->err && (!transferred || !incremented))
+		e->err = -EINVAL;
+	if (sp->indexed)
+		indexed_over(e, over_at, join);
 	if (!e->err && !transferred) {
 		mark(e, true, sp->site + sp->len, PATCH_NO_COUNTER);
 		jmp_to(e, sp->site + sp->len);
@@ -393,8 +524,8 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 		memcpy(out->sb_orig, sp->sb_bytes, 5);
 	}
 	out->site = sp->site;
-	out->len = sp->len;
-	memcpy(out->orig, sp->bytes, sp->len);
+	out->len = patch_len;
+	memcpy(out->orig, sp->bytes, patch_len);
 	out->tramp = sp->tramp;
 	out->tramp_len = e->pos;
 	out->tramp_code = malloc(e->pos);

@@ -7,7 +7,10 @@
  * Increments are `incq disp32(%rip)` behind a prefix byte the patcher may flip between 0x3e
  * (plain) and 0xf0 (lock); where flags the increment writes are live it is wrapped, below the
  * 128-byte red zone, in rax + lahf/seto ... add/sahf (or pushfq/popfq), so every register, flag
- * and the red zone survive.
+ * and the red zone survive. An indirect site (a jump-table dispatch) gets an indexed
+ * increment instead: before the table load, the counter of the table entry about to be taken,
+ * `incq slots(,%idx,8)`, behind an unsigned bounds check of the index register (an index out
+ * of the table counts into one more slot, never outside the site's slots).
  */
 #ifndef EDGEPROF_USER_COUNT_TRAMPOLINE_H
 #define EDGEPROF_USER_COUNT_TRAMPOLINE_H
@@ -83,10 +86,31 @@ struct tramp_spec {
 	 * together). A jump to this window's own site always goes to its own trampoline. */
 	const uint64_t *redirect_site, *redirect_tramp;
 	uint32_t nredirect;
+	/* An indirect site (a jump-table dispatch): when INDEXED, the window's instruction at
+	 * INDEX_AT (run-time) loads the table entry whose index j, times INDEX_MULT (0 or 1, 2,
+	 * 4, 8), is in register INDEX_REG (x86 number, not rsp) just before it; right before it
+	 * the trampoline adds one to counter INDEX_COUNTER + j (`incq slots(,%idx,8/mult)`)
+	 * when j < INDEX_SLOTS (unsigned), else to INDEX_COUNTER + INDEX_SLOTS
+	 * (out of range), with every flag saved when LIVE_INDEX (the flags live before the load)
+	 * has any, since the bounds check writes them all. The LEN bytes relocated (5 up to
+	 * TRAMP_MAX_RELOC, whole instructions) end with the table jump; only the first PATCH_LEN
+	 * (5..16) are overwritten. The counters' address is absolute (`disp32(,%idx,8)`) when
+	 * the slots lie below 2 GiB, else taken into a scratch register saved below the red
+	 * zone. ENTRY_COUNTER and the jcc counters must be PATCH_NO_COUNTER. */
+	bool indexed;
+	uint64_t index_at;
+	uint8_t live_index;
+	int8_t index_reg;
+	uint8_t index_mult;
+	uint32_t index_counter, index_slots;
+	uint8_t patch_len;
 };
 
 /* The most bytes a trampoline takes. */
 #define TRAMP_MAX_LEN 192
+
+/* The most bytes an indexed (indirect) window relocates. */
+#define TRAMP_MAX_RELOC 64
 
 /* Makes the patch for SP into *OUT (release with patch_blob__release): with a springboard,
  * the site gets a jmp rel8 to it and the springboard a jmp rel32 to the trampoline (-ERANGE

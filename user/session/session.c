@@ -106,6 +106,20 @@ static void fold_indirect(void *arg, uint32_t ordinal, uint64_t target, uint64_t
 	o->notes[site->func].unmatched += hits;
 }
 
+/* Table jumps counted in process that went to no edge: HITS in function FUNC of object
+ * INDEX. */
+static void patch_unmatched(void *arg, unsigned index, uint32_t func, uint64_t hits)
+{
+	struct session *s = arg;
+	struct session_object *o = index < s->nobjs ? &s->objs[index] : NULL;
+
+	if (!o)
+		return;
+	o->unmatched += hits;
+	if (func < o->prog.nfuncs)
+		o->notes[func].unmatched += hits;
+}
+
 /* A counting backend refused the instruction at VADDR of object CTX (the kernel would not
  * probe it): noted in the functions holding it. */
 static void note_refused(void *ctx, uint64_t vaddr)
@@ -255,6 +269,7 @@ int session__prepare(struct session *s, const char *binary, const struct session
 		if (patch_backend__new(&s->patch, o->bound_pid > 0))
 			return -1;
 		s->patch_owned = true;
+		patch_backend__on_unmatched(s->patch, patch_unmatched, s);
 	}
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
