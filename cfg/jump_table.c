@@ -15,6 +15,7 @@
 #define MAX_CHAIN 64
 #define MAX_SYMS (16 + 2 * MAX_CHAIN + 8)
 #define MAX_ENTRIES 65536
+#define MAX_UNBOUNDED 1024 /* entries read of a table whose index has no bound */
 
 struct sval {
 	int sym;   /* -1: constant */
@@ -27,6 +28,11 @@ struct symdef {
 	uint8_t size;
 	bool sext;
 	struct sval addr;
+	/* The load's operand was disp(,%idx,scale) with an index register that a 32-bit write
+	 * (zero-extending) set along the chain: the slot is disp + scale * i, i in [0, 2^32). */
+	bool zx_index;
+	int64_t disp;
+	uint8_t scale;
 };
 
 #define MAX_MEMO 32
@@ -54,8 +60,12 @@ struct jt_state {
 	struct sval cmp_val;
 	int64_t cmp_imm;
 	bool bound_valid;
-	struct sval bound_val; /* bound_val <= bound_max, unsigned */
+	struct sval bound_val; /* bound_min <= bound_val <= bound_max (signed when bound_min < 0) */
 	uint64_t bound_max;
+	int64_t bound_min;
+	uint8_t bound_w; /* operand size of the bounding compare */
+	uint8_t cmp_size;
+	bool zx[16]; /* the register was last written by a 32-bit (zero-extending) operation */
 	uint64_t sym_max[MAX_SYMS]; /* symbol <= sym_max (from `and $mask`), UINT64_MAX: none */
 };
 
@@ -329,6 +339,24 @@ static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size
 	return v;
 }
 
+/* Records on a load's symbol V that its operand is disp(,%idx,scale) with an index that a
+ * 32-bit operation set (see struct symdef). */
+static void note_index(struct jt_state *st, const cs_x86_op *op, struct sval v)
+{
+	int f;
+
+	if (v.sym < 16 || v.sym == MAX_SYMS - 1 || v.c != 0 || v.s != 1 ||
+	    !st->syms[v.sym].is_load || op->mem.base != X86_REG_INVALID ||
+	    op->mem.segment != X86_REG_INVALID || op->mem.index == X86_REG_INVALID)
+		return;
+	f = x86_reg_family(op->mem.index);
+	if (f < 0 || !st->zx[f])
+		return;
+	st->syms[v.sym].zx_index = true;
+	st->syms[v.sym].disp = op->mem.disp;
+	st->syms[v.sym].scale = (uint8_t)op->mem.scale;
+}
+
 static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 			  bool sext, struct sval *out)
 {
@@ -348,6 +376,7 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 		if (!mem_addr(st, in, op, &a))
 			return false;
 		*out = memo_load(st, a, op->size, sext);
+		note_index(st, op, *out);
 		/* A zero-extending load of a byte or a word bounds the value. */
 		if (!sext && (op->size == 1 || op->size == 2) && in->id == X86_INS_MOVZX &&
 		    out->sym >= 16 && out->sym != MAX_SYMS - 1 && out->c == 0 && out->s == 1)
@@ -373,8 +402,24 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 			else
 				memo_store(st, NULL, 0, NULL);
 		}
-	if (in->id == X86_INS_PUSH || in->id == X86_INS_CALL)
-		memo_store(st, NULL, 0, NULL); /* writes below rsp: keep it simple */
+	if (in->id == X86_INS_PUSH) {
+		/* A push writes the 8 bytes below rsp, where no live object is (the ABI keeps
+		 * nothing below rsp but a leaf function's red zone, and a function that pushes
+		 * has none in use): it forgets only the cells addressed from rsp that it may
+		 * overlap, not a cell loaded through an argument (`cmpl $0x1b,(%rsi); ja; push
+		 * ...; mov (%rsi),%eax; jmp *T(,%rax,8)`). */
+		struct sval sp = st->reg[4], a;
+		int j, k = 0;
+
+		a = (struct sval){ .sym = sp.sym, .c = wadd(sp.c, -8), .s = sp.s };
+		for (j = 0; j < st->nmemo; j++)
+			if (st->memo[j].addr.sym != sp.sym ||
+			    disjoint(st->memo[j].addr, st->memo[j].size, a, 8))
+				st->memo[k++] = st->memo[j];
+		st->nmemo = k;
+	} else if (in->id == X86_INS_CALL) {
+		memo_store(st, NULL, 0, NULL); /* the callee writes anything */
+	}
 
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 		/* Unknown effects: forget everything. */
@@ -393,13 +438,41 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 	}
 }
 
-/* Applies the constraint of an unsigned conditional jump on the path taken along the chain. */
+/* Applies the constraint of an unsigned conditional jump on the path taken along the chain:
+ * an upper bound (v <= imm), or a lower bound at or above the sign bit of the compare's width
+ * (`cmp $-6,%edi; jb` not taken: edi in [0xfffffffa, 0xffffffff], i.e. [-6, -1] signed),
+ * which bounds v + k for a small k as a 32-bit index computes it. */
 static void apply_branch(struct jt_state *st, unsigned cc, bool taken)
 {
-	int64_t m;
+	int64_t m, lo;
+	uint64_t l, sign;
 
-	if (!st->cmp_valid || st->cmp_imm < 0)
+	if (!st->cmp_valid)
 		return;
+	if (st->cmp_imm < 0 || (st->cmp_size == 4 && st->cmp_imm >= 0x80000000LL)) {
+		/* A negative immediate: only a lower bound v >= imm (unsigned) says anything. */
+		sign = st->cmp_size == 4 ? 0x80000000ULL : 0x8000000000000000ULL;
+		l = st->cmp_size == 4 ? (uint32_t)st->cmp_imm : (uint64_t)st->cmp_imm;
+		if ((cc == 0x2 && !taken) || (cc == 0x3 && taken))
+			; /* v >= imm */
+		else if ((cc == 0x7 && taken) || (cc == 0x6 && !taken))
+			l++; /* v > imm */
+		else
+			return;
+		if (st->cmp_size != 4 && st->cmp_size != 8)
+			return;
+		if (st->cmp_size == 4 && l > 0xffffffffULL)
+			return;
+		if (l < sign || l == 0)
+			return;
+		lo = st->cmp_size == 4 ? (int64_t)(int32_t)(uint32_t)l : (int64_t)l;
+		st->bound_valid = true;
+		st->bound_val = st->cmp_val;
+		st->bound_min = lo;
+		st->bound_max = (uint64_t)-1; /* -1 signed */
+		st->bound_w = st->cmp_size;
+		return;
+	}
 	switch (cc) {
 	case 0x7: /* ja: not taken -> v <= imm */
 		if (taken)
@@ -426,7 +499,9 @@ static void apply_branch(struct jt_state *st, unsigned cc, bool taken)
 	}
 	st->bound_valid = true;
 	st->bound_val = st->cmp_val;
+	st->bound_min = 0;
 	st->bound_max = (uint64_t)m;
+	st->bound_w = st->cmp_size;
 }
 
 static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct dinsn *di,
@@ -531,6 +606,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			st->cmp_valid = in->id == X86_INS_SUB && o1->type == X86_OP_IMM;
 			st->cmp_val = old;
 			st->cmp_imm = o1->type == X86_OP_IMM ? o1->imm : 0;
+			st->cmp_size = o0->size;
 			return;
 		}
 		break;
@@ -557,6 +633,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			st->cmp_valid = true;
 			st->cmp_val = v;
 			st->cmp_imm = o1->imm;
+			st->cmp_size = o0->size;
 			return;
 		}
 		break;
@@ -574,7 +651,7 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	struct sval a, b;
 	int64_t base;
 	uint64_t n, i, *t, lim;
-	bool relative, by_mask = false;
+	bool relative, by_mask = false, by_ref = false;
 
 	if (target.sym < 0 && !via_mem) {
 		/* A register holding one known code address: a jump with a single target. */
@@ -605,7 +682,16 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	b = st->bound_val;
 	if (a.sym < 0 || a.s != (relative ? 4 : 8))
 		return -ENOENT;
-	if (st->bound_valid && a.sym == b.sym && b.s == 1) {
+	if (st->bound_valid && a.sym == b.sym && b.s == 1 && st->bound_min < 0) {
+		/* j = b.c + SYM in [min, -1] (a lower bound at the sign bit): slot = (a.c - a.s *
+		 * b.c) + a.s * j, the index being j - min in [0, -min). After a 32-bit compare
+		 * this holds only when the index register was computed by a 32-bit operation
+		 * (`lea 6(%rdi),%esi`: it wraps to [0, 5]), not by a 64-bit sum. */
+		if (st->bound_w == 4 && !ld->zx_index)
+			return -ERANGE;
+		base = wadd(wadd(a.c, -wmul(a.s, b.c)), wmul(a.s, st->bound_min));
+		n = (uint64_t)(-st->bound_min);
+	} else if (st->bound_valid && a.sym == b.sym && b.s == 1) {
 		/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
 		base = (int64_t)((uint64_t)a.c - (uint64_t)a.s * (uint64_t)b.c);
 		n = st->bound_max + 1;
@@ -614,6 +700,16 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 		base = a.c;
 		n = st->sym_max[a.sym] + 1;
 		by_mask = true;
+	} else if (!relative && ld->zx_index && ld->scale == 8) {
+		/* No bound at all (a switch whose default is __builtin_unreachable, as CPython's
+		 * Py_RETURN_RICHCOMPARE and its regex engine's opcode dispatch): the index is a
+		 * zero-extended 32-bit value, so the slots start at the operand's displacement;
+		 * the table ends where its absolute entries stop pointing into this function
+		 * (a superset of the cases: adjacent tables of the same function are read too,
+		 * every entry an address the code jumps to; an index past them is undefined). */
+		base = ld->disp;
+		n = MAX_UNBOUNDED;
+		by_ref = true;
 	} else {
 		return -ERANGE;
 	}
@@ -640,8 +736,8 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 		ok = ok && elf_image__code(d->img, t[i], &avail);
 		/* A mask bounds the index, not the table: without an object size, the table
 		 * ends where its entries stop pointing into this function. */
-		if (by_mask && !lim && (!ok || !st->cfg->in_function ||
-					!st->cfg->in_function(st->cfg->ctx, t[i]))) {
+		if (((by_mask && !lim) || by_ref) &&
+		    (!ok || !st->cfg->in_function || !st->cfg->in_function(st->cfg->ctx, t[i]))) {
 			n = i;
 			jt->inferred = 1;
 			break;
@@ -731,6 +827,32 @@ static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *c
 	return n;
 }
 
+/* Updates which registers hold a zero-extended 32-bit value after IN: its destination
+ * register written at 32 bits (mov, lea, movzx, cvttsd2si ... to r32, which clear bits
+ * 32-63) or by movzx; any other write of a register forgets it. */
+static void track_zx(struct jt_state *st, csh cs, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+	int dst = o0 && o0->type == X86_OP_REG ? x86_reg_family(o0->reg) : -1;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr, i;
+
+	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+		memset(st->zx, 0, sizeof(st->zx));
+		return;
+	}
+	for (i = 0; i < nwr; i++) {
+		int f = x86_reg_family(wr[i]);
+
+		if (f < 0)
+			continue;
+		st->zx[f] = f == dst && (in->id == X86_INS_MOVZX ||
+					 (o0->size == 4 && in->id != X86_INS_XCHG &&
+					  in->id != X86_INS_CMPXCHG && in->id != X86_INS_XADD));
+	}
+}
+
 /* Resolves JUMP by executing CHAIN (N instructions, chain[0] == JUMP, chain[n-1] the oldest). */
 static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
 			 const uint64_t *chain, int n, struct cfg_jump_table *jt,
@@ -770,6 +892,7 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 		if (!in)
 			goto unresolved;
 		step(st, d->cs, in, &dcopy, taken);
+		track_zx(st, d->cs, in);
 	}
 	in = copy_insn(d, jump, &copy);
 	if (!in || in->detail->x86.op_count != 1)
@@ -786,6 +909,7 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 		if (!mem_addr(st, in, &in->detail->x86.operands[0], &a))
 			goto unresolved;
 		target = load_sym(st, a, 8, false);
+		note_index(st, &in->detail->x86.operands[0], target);
 		via_mem = true;
 	} else {
 		goto unresolved;
