@@ -339,21 +339,26 @@ static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size
 	return v;
 }
 
-/* Records on a load's symbol V that its operand is disp(,%idx,scale) with an index that a
- * 32-bit operation set (see struct symdef). */
+/* Records on a load's symbol V that its operand is disp(B,%idx,scale), B none or a register
+ * holding a constant, with an index that a 32-bit operation set (see struct symdef). */
 static void note_index(struct jt_state *st, const cs_x86_op *op, struct sval v)
 {
 	int f;
 
+	struct sval *b = NULL;
+
 	if (v.sym < 16 || v.sym == MAX_SYMS - 1 || v.c != 0 || v.s != 1 ||
-	    !st->syms[v.sym].is_load || op->mem.base != X86_REG_INVALID ||
+	    !st->syms[v.sym].is_load || op->mem.base == X86_REG_RIP ||
 	    op->mem.segment != X86_REG_INVALID || op->mem.index == X86_REG_INVALID)
+		return;
+	/* A base register must hold a constant (`lea T(%rip),%r11; jmp *(%r11,%rdi,8)`). */
+	if (op->mem.base != X86_REG_INVALID && (!(b = reg_of(st, op->mem.base)) || b->sym >= 0))
 		return;
 	f = x86_reg_family(op->mem.index);
 	if (f < 0 || !st->zx[f])
 		return;
 	st->syms[v.sym].zx_index = true;
-	st->syms[v.sym].disp = op->mem.disp;
+	st->syms[v.sym].disp = wadd(op->mem.disp, b ? b->c : 0);
 	st->syms[v.sym].scale = (uint8_t)op->mem.scale;
 }
 
