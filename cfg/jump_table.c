@@ -177,8 +177,24 @@ static bool const_def(const cs_insn *in, int fam, int64_t *val)
 	return false;
 }
 
-int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
-			  int64_t *val)
+/* Does IN write the register family FAM as a zero-extended 32-bit value (its destination
+ * a 32-bit register of FAM, or movzx)? */
+static bool zx_def(const cs_insn *in, int fam)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+
+	if (!o0 || o0->type != X86_OP_REG || x86_reg_family(o0->reg) != fam)
+		return false;
+	if (in->id == X86_INS_XCHG || in->id == X86_INS_CMPXCHG || in->id == X86_INS_XADD)
+		return false;
+	return in->id == X86_INS_MOVZX || o0->size == 4;
+}
+
+/* The search of jump_table__reg_const; with ZX, each write of FAM need only be a 32-bit
+ * (zero-extending) write, whatever its value (VAL unused). */
+static int reg_search(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+		      bool zx, int64_t *val)
 {
 	struct addr_map seen = { 0 };
 	uint64_t *work = malloc(MAX_BACK * sizeof(*work)), small[16], *buf = small, *big = NULL;
@@ -222,6 +238,9 @@ int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t 
 				ok = false;
 			} else if (!writes_family(d->cs, in, fam)) {
 				work[nw++] = buf[i];
+			} else if (zx) {
+				ok = zx_def(in, fam);
+				found = true;
 			} else if (!const_def(in, fam, &v) || (found && v != *val)) {
 				ok = false;
 			} else {
@@ -234,6 +253,12 @@ int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t 
 	free(work);
 	free(big);
 	return ok && found ? 0 : -ENOENT;
+}
+
+int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+			  int64_t *val)
+{
+	return reg_search(d, cfg, addr, fam, false, val);
 }
 
 /* Replaces an initial register symbol in V by that register's constant value at the chain
@@ -355,8 +380,19 @@ static void note_index(struct jt_state *st, const cs_x86_op *op, struct sval v)
 	if (op->mem.base != X86_REG_INVALID && (!(b = reg_of(st, op->mem.base)) || b->sym >= 0))
 		return;
 	f = x86_reg_family(op->mem.index);
-	if (f < 0 || !st->zx[f])
+	if (f < 0)
 		return;
+	if (!st->zx[f]) {
+		/* Not written along the chain: its value at the chain start, zero-extended
+		 * on every path there (`mov %edx,%ebx` in the prologue, calls between)? */
+		int64_t unused;
+
+		if (st->reg[f].sym != f || st->reg[f].c != 0 || st->reg[f].s != 1 || !st->cfg ||
+		    !st->cfg->preds ||
+		    reg_search(st->d, st->cfg, st->chain_start, f, true, &unused))
+			return;
+		st->zx[f] = true;
+	}
 	st->syms[v.sym].zx_index = true;
 	st->syms[v.sym].disp = wadd(op->mem.disp, b ? b->c : 0);
 	st->syms[v.sym].scale = (uint8_t)op->mem.scale;

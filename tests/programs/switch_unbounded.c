@@ -6,7 +6,9 @@
  * is read as a superset of its cases: every entry of both is an address the code jumps to);
  * negbound() has cases -6..-1, bounded by `cmp $-6,%edi; jb` (a lower bound at the sign bit)
  * and indexed by `lea 6(%rdi),%esi` (python3.11's fun_5744c0); membound() bounds a value in
- * memory, pushes, then loads it again for the jump (python3.11's fun_564470). The functions
+ * memory, pushes, then loads it again for the jump (python3.11's fun_564470); kept() sets the
+ * index with a 32-bit move in its prologue and dispatches on it unbounded after a call (a
+ * callee-saved register: python3.11's fun_5de610). The functions
  * are written in assembly so that every compiler and optimisation level gives these shapes;
  * the tables hold absolute addresses (in .data.rel.ro, relocated in a PIE), and the non-PIE
  * build uses python3.11's `jmp *T(,%idx,8)`. main() prints the results for the oracles.
@@ -17,6 +19,7 @@
 long rich(unsigned op, long a, long b, unsigned op2);
 long negbound(int c);
 long membound(long k, const int *p);
+long kept(unsigned op, long x);
 
 #ifdef __PIE__
 #define JMP_T(t, r) "lea " t "(%rip),%r11\n\tjmp *(%r11," r ",8)\n\t"
@@ -159,11 +162,42 @@ __asm__(".text\n\t"
 	".p2align 3\n"
 	"mem_t:\n\t"
 	".quad 1b, 2b, 3b, 4b\n\t"
+	".text\n\t"
+
+	".globl kept\n\t"
+	".type kept,@function\n"
+	"kept:\n\t"
+	".cfi_startproc\n\t"
+	"push %rbx\n\t"
+	".cfi_adjust_cfa_offset 8\n\t"
+	".cfi_offset %rbx,-16\n\t"
+	"mov %edi,%ebx\n\t"
+	"mov %rsi,%rdi\n\t"
+	"call labs\n\t"
+	"test %rax,%rax\n\t"
+	"je 8f\n\t" JMP_T("kept_t", "%rbx") "1:\n\t"
+	"add $1,%rax\n\t"
+	"jmp 8f\n"
+	"2:\n\t"
+	"add %rax,%rax\n\t"
+	"jmp 8f\n"
+	"3:\n\t"
+	"neg %rax\n"
+	"8:\n\t"
+	"pop %rbx\n\t"
+	".cfi_adjust_cfa_offset -8\n\t"
+	"ret\n\t"
+	".cfi_endproc\n\t"
+	".size kept,.-kept\n\t"
+	".section .data.rel.ro,\"aw\"\n\t"
+	".p2align 3\n"
+	"kept_t:\n\t"
+	".quad 1b, 2b, 3b\n\t"
 	".text\n");
 
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 3000, r = 0, s = 0, m = 0;
+	long n = argc > 1 ? atol(argv[1]) : 3000, r = 0, s = 0, m = 0, q = 0;
 
 	for (long i = 0; i < n; i++) {
 		int k = (int)(i % 7);
@@ -171,7 +205,8 @@ int main(int argc, char **argv)
 		r += rich((unsigned)(i % 6), i % 5, i % 3, (unsigned)(i % 9));
 		s += negbound(k == 6 ? (int)(i % 13) : -1 - (int)(i % 11));
 		m += membound(i, &k);
+		q += kept((unsigned)(i % 3), i % 4 - 1);
 	}
-	printf("rich %ld, negbound %ld, membound %ld\n", r, s, m);
+	printf("rich %ld, negbound %ld, membound %ld, kept %ld\n", r, s, m, q);
 	return 0;
 }
