@@ -1375,6 +1375,40 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	}
 }
 
+/*
+ * A fault the kernel raised in a traced thread (SIGSEGV, SIGBUS, SIGILL, SIGFPE with a
+ * kernel si_code, not one sent by kill): says where, before the program's handler or its
+ * death, so that a crash under edgeprof can be told from the program's own (its pc in the
+ * program's code, in a trampoline of the in-process counters, in the uprobe XOL page...):
+ * the pc, the faulting address and the /proc/PID/maps line holding the pc.
+ */
+static void fault_report(int tid, int tgid, int sig, const siginfo_t *si)
+{
+	struct user_regs_struct regs;
+	char path[64], line[512], where[600] = "no mapping";
+	FILE *f;
+
+	if ((sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE) ||
+	    si->si_code <= 0 || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && regs.rip >= lo && regs.rip < hi) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(where, sizeof(where), "in %s", line);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	pr_warn("process %d thread %d: %s (code %d) at pc %#llx, address %p, rsp %#llx; pc %s",
+		tgid, tid, strsignal(sig), si->si_code, (unsigned long long)regs.rip, si->si_addr,
+		(unsigned long long)regs.rsp, where);
+}
+
 static void event_loop(struct tracer *t)
 {
 	struct tracer_result *res = t->res;
@@ -1451,8 +1485,12 @@ static void event_loop(struct tracer *t)
 			}
 			/* Without PTRACE_SEIZE a group-stop looks like a signal stop whose
 			 * siginfo cannot be read: resume it (job control is not honoured). */
-			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL)
+			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0) {
 				inject = sig;
+				fault_report(tid, task->tgid, sig, &si);
+			} else if (errno != EINVAL) {
+				inject = sig;
+			}
 		}
 	resume:
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
