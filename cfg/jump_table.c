@@ -368,9 +368,8 @@ static struct sval memo_load(struct jt_state *st, struct sval addr, uint8_t size
  * holding a constant, with an index that a 32-bit operation set (see struct symdef). */
 static void note_index(struct jt_state *st, const cs_x86_op *op, struct sval v)
 {
-	int f;
-
 	struct sval *b = NULL;
+	int f;
 
 	if (v.sym < 16 || v.sym == MAX_SYMS - 1 || v.c != 0 || v.s != 1 ||
 	    !st->syms[v.sym].is_load || op->mem.base == X86_REG_RIP ||
