@@ -52,7 +52,7 @@ gcc -O2 -g -o "$tmp/fu" "$tmp/fu.c" || { bad "cannot build the test program"; ch
 "$tmp/fu" 10 >"$tmp/native10.out"
 
 # Session A: uprobes only, the program sleeps after its loop with them installed.
-"$EDGEPROF" -q run --probes uprobe -o "$tmp/a.data" -- "$tmp/fu" 10 6 >"$tmp/a.out" 2>"$tmp/a.err" &
+"$EDGEPROF" -q run --probes uprobe -o "$tmp/a.data" -- "$tmp/fu" 10 15 >"$tmp/a.out" 2>"$tmp/a.err" &
 started+=($!)
 apid=$!
 for _ in $(seq 1 300); do
