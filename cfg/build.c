@@ -1051,6 +1051,61 @@ static const struct func_start *range_owner(const struct symbols *syms, uint64_t
 
 #define REF_MID (1ULL << 63) /* a source that jumps into the middle of the start's range */
 
+/* Does edge E of F leave from a jump table (a switch case)? gcc moves unlikely cases into the
+ * function's .cold part: a table entry is a jump within the function, never a call, and no
+ * compiler fills a switch table with another function's entry. */
+static bool from_table(const struct cfg_func *f, const struct cfg_edge *e)
+{
+	const struct cfg_block *bl;
+
+	if (e->from >= f->nblocks)
+		return false;
+	bl = &f->blocks[e->from];
+	for (uint32_t j = 0; j < f->ntables; j++)
+		if (f->tables[j].jump >= bl->start && f->tables[j].jump < bl->end &&
+		    f->tables[j].entry_size)
+			return true;
+	return false;
+}
+
+/*
+ * A start whose FDE says it begins inside a frame already set up (not a function) that
+ * several functions jump to: gcc's cold part of one function, which it runs back into, and a
+ * jump from another function whose target the compiler chose freely because it is never
+ * taken (python3.11: long_richcompare's bound check before a switch whose default is
+ * __builtin_unreachable jumps to PyArg_ValidateKeywordArguments.cold). The part belongs to the
+ * one jumper whose code it runs into (borrows_from); the other jumps stay tail calls to it.
+ * REFS holds N (target, source) pairs for T; sets *SRC and returns true when exactly one
+ * jumper qualifies and none of the references is a call.
+ */
+static bool frame_owner(struct builder *b, const uint64_t *refs, size_t n, uint64_t t,
+			uint64_t *src)
+{
+	uint32_t gi, fi;
+	uint64_t owner = 0;
+	size_t j;
+
+	if (!addr_map__get(&b->func_index, t, &gi))
+		return false;
+	for (j = 0; j < n; j++) {
+		uint64_t s = refs[2 * j + 1];
+
+		if (s == UINT64_MAX)
+			return false;
+		s &= ~REF_MID;
+		if (s == owner || !addr_map__get(&b->func_index, s, &fi) ||
+		    !borrows_from(&b->funcs.v[gi], &b->funcs.v[fi]))
+			continue;
+		if (owner)
+			return false;
+		owner = s;
+	}
+	if (!owner)
+		return false;
+	*src = owner;
+	return true;
+}
+
 /*
  * Split-off parts of functions in stripped binaries (gcc's .cold parts have their own FDE but
  * no name): a start known only from an FDE, never called, reached by direct jumps (to its
@@ -1058,7 +1113,9 @@ static const struct func_start *range_owner(const struct symbols *syms, uint64_t
  * function F, whose code runs on into F's own blocks (or runs off into them), or which F
  * enters in the middle of its range (no function is entered there: it is a part of F), or
  * whose FDE says it starts inside a frame already set up (fs->mid_frame: not entered by a
- * call, so not a function; its code may end in a return or a tail call of F's frame). Such a start becomes a fragment of F
+ * call, so not a function; its code may end in a return or a tail call of F's frame), or
+ * which an entry of F's jump table reaches (a switch case moved to the cold part: in a leaf
+ * function its FDE looks like a function's). Such a start becomes a fragment of F
  * and F is rebuilt to include it; the fragment is no longer a function of its own.
  */
 static int merge_fragments(struct builder *b)
@@ -1091,7 +1148,8 @@ static int merge_fragments(struct builder *b)
 			if (!g || g->addr == f->entry)
 				continue;
 			err = VEC_PUSH(refs, g->addr);
-			err = err ? err : VEC_PUSH(refs, f->entry | (e->target != g->addr ? REF_MID : 0));
+			err = err ? err : VEC_PUSH(refs, f->entry | (e->target != g->addr ||
+								     from_table(f, e) ? REF_MID : 0));
 		}
 	}
 	if (err)
@@ -1114,6 +1172,8 @@ static int merge_fragments(struct builder *b)
 			mid |= refs.v[k + 1] != UINT64_MAX && (refs.v[k + 1] & REF_MID);
 		}
 		fs = (struct func_start *)symbols__func_at(b->syms, t);
+		if (!one_jumper && fs && fs->mid_frame && !(fs->sources & ~FUNC_SRC_FDE))
+			one_jumper = frame_owner(b, refs.v + i, (k - i) / 2, t, &src);
 		if (!one_jumper || !fs || (fs->sources & ~FUNC_SRC_FDE) || src == t ||
 		    !addr_map__get(&b->func_index, t, &gi) ||
 		    !addr_map__get(&b->func_index, src, &fi) || dead[gi] || dead[fi] ||

@@ -15,6 +15,7 @@
 #define MAX_CHAIN 64
 #define MAX_SYMS (16 + 2 * MAX_CHAIN + 8)
 #define MAX_ENTRIES 65536
+#define MAX_UNBOUNDED 1024 /* entries read of a table whose index has no bound */
 
 struct sval {
 	int sym;   /* -1: constant */
@@ -33,6 +34,11 @@ struct symdef {
 	int idx_fam, base_fam;
 	struct sval idx_val, base_val;
 	int64_t idx_scale;
+	/* The load's operand was disp(,%idx,scale) with an index register that a 32-bit write
+	 * (zero-extending) set along the chain: the slot is disp + scale * i, i in [0, 2^32). */
+	bool zx_index;
+	int64_t disp;
+	uint8_t scale;
 };
 
 #define MAX_MEMO 32
@@ -75,8 +81,12 @@ struct jt_state {
 	struct sval cmp_val;
 	int64_t cmp_imm;
 	bool bound_valid;
-	struct sval bound_val; /* bound_val <= bound_max, unsigned */
+	struct sval bound_val; /* bound_min <= bound_val <= bound_max (signed when bound_min < 0) */
 	uint64_t bound_max;
+	int64_t bound_min;
+	uint8_t bound_w; /* operand size of the bounding compare */
+	uint8_t cmp_size;
+	bool zx[16]; /* the register was last written by a 32-bit (zero-extending) operation */
 	uint64_t sym_max[MAX_SYMS]; /* symbol <= sym_max (from `and $mask`), UINT64_MAX: none */
 	/* The instruction and memory operand being read, for the load symbols it makes. */
 	const cs_insn *cur_in;
@@ -234,8 +244,24 @@ static bool const_def(const cs_insn *in, int fam, int64_t *val)
 	return false;
 }
 
-int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
-			  int64_t *val)
+/* Does IN write the register family FAM as a zero-extended 32-bit value (its destination
+ * a 32-bit register of FAM, or movzx)? */
+static bool zx_def(const cs_insn *in, int fam)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+
+	if (!o0 || o0->type != X86_OP_REG || x86_reg_family(o0->reg) != fam)
+		return false;
+	if (in->id == X86_INS_XCHG || in->id == X86_INS_CMPXCHG || in->id == X86_INS_XADD)
+		return false;
+	return in->id == X86_INS_MOVZX || o0->size == 4;
+}
+
+/* The search of jump_table__reg_const; with ZX, each write of FAM need only be a 32-bit
+ * (zero-extending) write, whatever its value (VAL unused). */
+static int reg_search(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+		      bool zx, int64_t *val)
 {
 	struct addr_map seen = { 0 };
 	uint64_t *work = malloc(MAX_BACK * sizeof(*work)), small[16], *buf = small, *big = NULL;
@@ -279,6 +305,9 @@ int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t 
 				ok = false;
 			} else if (!writes_family(d->cs, in, fam)) {
 				work[nw++] = buf[i];
+			} else if (zx) {
+				ok = zx_def(in, fam);
+				found = true;
 			} else if (!const_def(in, fam, &v) || (found && v != *val)) {
 				ok = false;
 			} else {
@@ -291,6 +320,12 @@ int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t 
 	free(work);
 	free(big);
 	return ok && found ? 0 : -ENOENT;
+}
+
+int jump_table__reg_const(struct decoder *d, const struct jt_cfg *cfg, uint64_t addr, int fam,
+			  int64_t *val)
+{
+	return reg_search(d, cfg, addr, fam, false, val);
 }
 
 /* Replaces an initial register symbol in V by that register's constant value at the chain
@@ -434,6 +469,39 @@ static bool smemo_load(struct jt_state *st, const cs_x86_op *op, bool sext, stru
 	return true;
 }
 
+/* Records on a load's symbol V that its operand is disp(B,%idx,scale), B none or a register
+ * holding a constant, with an index that a 32-bit operation set (see struct symdef). */
+static void note_index(struct jt_state *st, const cs_x86_op *op, struct sval v)
+{
+	struct sval *b = NULL;
+	int f;
+
+	if (v.sym < 16 || v.sym == MAX_SYMS - 1 || v.c != 0 || v.s != 1 ||
+	    !st->syms[v.sym].is_load || op->mem.base == X86_REG_RIP ||
+	    op->mem.segment != X86_REG_INVALID || op->mem.index == X86_REG_INVALID)
+		return;
+	/* A base register must hold a constant (`lea T(%rip),%r11; jmp *(%r11,%rdi,8)`). */
+	if (op->mem.base != X86_REG_INVALID && (!(b = reg_of(st, op->mem.base)) || b->sym >= 0))
+		return;
+	f = x86_reg_family(op->mem.index);
+	if (f < 0)
+		return;
+	if (!st->zx[f]) {
+		/* Not written along the chain: its value at the chain start, zero-extended
+		 * on every path there (`mov %edx,%ebx` in the prologue, calls between)? */
+		int64_t unused;
+
+		if (st->reg[f].sym != f || st->reg[f].c != 0 || st->reg[f].s != 1 || !st->cfg ||
+		    !st->cfg->preds ||
+		    reg_search(st->d, st->cfg, st->chain_start, f, true, &unused))
+			return;
+		st->zx[f] = true;
+	}
+	st->syms[v.sym].zx_index = true;
+	st->syms[v.sym].disp = wadd(op->mem.disp, b ? b->c : 0);
+	st->syms[v.sym].scale = (uint8_t)op->mem.scale;
+}
+
 static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_op *op,
 			  bool sext, struct sval *out)
 {
@@ -455,6 +523,7 @@ static bool operand_value(struct jt_state *st, const cs_insn *in, const cs_x86_o
 		st->cur_in = in;
 		st->cur_op = op;
 		*out = memo_load(st, a, op->size, sext);
+		note_index(st, op, *out);
 		st->cur_in = NULL;
 		st->cur_op = NULL;
 		/* A zero-extending load of a byte or a word bounds the value. */
@@ -482,20 +551,26 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 			else
 				memo_store(st, NULL, 0, NULL);
 		}
-	if (in->id == X86_INS_CALL) {
-		memo_store(st, NULL, 0, NULL);
-	} else if (in->id == X86_INS_PUSH) {
-		/* A write below rsp: cells at a constant address (globals, `cmpl $4,x(%rip)` before
-		 * the pushes of a prologue and the reload of x after them, as in Debian ls) are
-		 * not on the stack and stay known; any cell whose address depends on a register
-		 * may be the stack and is forgotten. */
-		int k = 0;
+	if (in->id == X86_INS_PUSH) {
+		/* A push writes the 8 bytes below rsp, where no live object is (the ABI keeps
+		 * nothing below rsp but a leaf function's red zone, and a function that pushes
+		 * has none in use): it forgets only the cells addressed from rsp that it may
+		 * overlap, not a cell at a constant address (`cmpl $4,x(%rip)` before the pushes
+		 * of a prologue and the reload of x after them, as in Debian ls) nor one loaded
+		 * through an argument (`cmpl $0x1b,(%rsi); ja; push ...; mov (%rsi),%eax; jmp
+		 * *T(,%rax,8)`). Cells addressed by two registers (smemo) are all forgotten. */
+		struct sval sp = st->reg[4], a;
+		int j, k = 0;
 
 		st->nsmemo = 0;
-		for (int m = 0; m < st->nmemo; m++)
-			if (st->memo[m].addr.sym < 0)
-				st->memo[k++] = st->memo[m];
+		a = (struct sval){ .sym = sp.sym, .c = wadd(sp.c, -8), .s = sp.s };
+		for (j = 0; j < st->nmemo; j++)
+			if (st->memo[j].addr.sym != sp.sym ||
+			    disjoint(st->memo[j].addr, st->memo[j].size, a, 8))
+				st->memo[k++] = st->memo[j];
 		st->nmemo = k;
+	} else if (in->id == X86_INS_CALL) {
+		memo_store(st, NULL, 0, NULL); /* the callee writes anything */
 	}
 
 	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
@@ -515,13 +590,41 @@ static void clobber_writes(struct jt_state *st, csh cs, const cs_insn *in)
 	}
 }
 
-/* Applies the constraint of an unsigned conditional jump on the path taken along the chain. */
+/* Applies the constraint of an unsigned conditional jump on the path taken along the chain:
+ * an upper bound (v <= imm), or a lower bound at or above the sign bit of the compare's width
+ * (`cmp $-6,%edi; jb` not taken: edi in [0xfffffffa, 0xffffffff], i.e. [-6, -1] signed),
+ * which bounds v + k for a small k as a 32-bit index computes it. */
 static void apply_branch(struct jt_state *st, unsigned cc, bool taken)
 {
-	int64_t m;
+	int64_t m, lo;
+	uint64_t l, sign;
 
-	if (!st->cmp_valid || st->cmp_imm < 0)
+	if (!st->cmp_valid)
 		return;
+	if (st->cmp_imm < 0 || (st->cmp_size == 4 && st->cmp_imm >= 0x80000000LL)) {
+		/* A negative immediate: only a lower bound v >= imm (unsigned) says anything. */
+		sign = st->cmp_size == 4 ? 0x80000000ULL : 0x8000000000000000ULL;
+		l = st->cmp_size == 4 ? (uint32_t)st->cmp_imm : (uint64_t)st->cmp_imm;
+		if ((cc == 0x2 && !taken) || (cc == 0x3 && taken))
+			; /* v >= imm */
+		else if ((cc == 0x7 && taken) || (cc == 0x6 && !taken))
+			l++; /* v > imm */
+		else
+			return;
+		if (st->cmp_size != 4 && st->cmp_size != 8)
+			return;
+		if (st->cmp_size == 4 && l > 0xffffffffULL)
+			return;
+		if (l < sign || l == 0)
+			return;
+		lo = st->cmp_size == 4 ? (int64_t)(int32_t)(uint32_t)l : (int64_t)l;
+		st->bound_valid = true;
+		st->bound_val = st->cmp_val;
+		st->bound_min = lo;
+		st->bound_max = (uint64_t)-1; /* -1 signed */
+		st->bound_w = st->cmp_size;
+		return;
+	}
 	switch (cc) {
 	case 0x7: /* ja: not taken -> v <= imm */
 		if (taken)
@@ -548,7 +651,9 @@ static void apply_branch(struct jt_state *st, unsigned cc, bool taken)
 	}
 	st->bound_valid = true;
 	st->bound_val = st->cmp_val;
+	st->bound_min = 0;
 	st->bound_max = (uint64_t)m;
+	st->bound_w = st->cmp_size;
 }
 
 static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct dinsn *di,
@@ -665,6 +770,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			st->cmp_valid = in->id == X86_INS_SUB && o1->type == X86_OP_IMM;
 			st->cmp_val = old;
 			st->cmp_imm = o1->type == X86_OP_IMM ? o1->imm : 0;
+			st->cmp_size = o0->size;
 			return;
 		}
 		break;
@@ -691,6 +797,7 @@ static void step(struct jt_state *st, csh cs, const cs_insn *in, const struct di
 			st->cmp_valid = true;
 			st->cmp_val = v;
 			st->cmp_imm = o1->imm;
+			st->cmp_size = o0->size;
 			return;
 		}
 		break;
@@ -708,7 +815,7 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	struct sval a, b;
 	int64_t base;
 	uint64_t n, i, *t, lim;
-	bool relative, by_mask = false;
+	bool relative, by_mask = false, by_ref = false;
 
 	if (target.sym < 0 && !via_mem) {
 		/* A register holding one known code address: a jump with a single target. */
@@ -739,7 +846,16 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 	b = st->bound_val;
 	if (a.sym < 0 || a.s != (relative ? 4 : 8))
 		return -ENOENT;
-	if (st->bound_valid && a.sym == b.sym && b.s == 1) {
+	if (st->bound_valid && a.sym == b.sym && b.s == 1 && st->bound_min < 0) {
+		/* j = b.c + SYM in [min, -1] (a lower bound at the sign bit): slot = (a.c - a.s *
+		 * b.c) + a.s * j, the index being j - min in [0, -min). After a 32-bit compare
+		 * this holds only when the index register was computed by a 32-bit operation
+		 * (`lea 6(%rdi),%esi`: it wraps to [0, 5]), not by a 64-bit sum. */
+		if (st->bound_w == 4 && !ld->zx_index)
+			return -ERANGE;
+		base = wadd(wadd(a.c, -wmul(a.s, b.c)), wmul(a.s, st->bound_min));
+		n = (uint64_t)(-st->bound_min);
+	} else if (st->bound_valid && a.sym == b.sym && b.s == 1) {
 		/* j = b.c + SYM in [0, max]  =>  slot = (a.c - a.s * b.c) + a.s * j */
 		base = (int64_t)((uint64_t)a.c - (uint64_t)a.s * (uint64_t)b.c);
 		n = st->bound_max + 1;
@@ -748,6 +864,16 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 		base = a.c;
 		n = st->sym_max[a.sym] + 1;
 		by_mask = true;
+	} else if (!relative && ld->zx_index && ld->scale == 8) {
+		/* No bound at all (a switch whose default is __builtin_unreachable, as CPython's
+		 * Py_RETURN_RICHCOMPARE and its regex engine's opcode dispatch): the index is a
+		 * zero-extended 32-bit value, so the slots start at the operand's displacement;
+		 * the table ends where its absolute entries stop pointing into this function
+		 * (a superset of the cases: adjacent tables of the same function are read too,
+		 * every entry an address the code jumps to; an index past them is undefined). */
+		base = ld->disp;
+		n = MAX_UNBOUNDED;
+		by_ref = true;
 	} else {
 		return -ERANGE;
 	}
@@ -774,8 +900,8 @@ static int read_table(struct decoder *d, const struct jt_state *st, struct sval 
 		ok = ok && elf_image__code(d->img, t[i], &avail);
 		/* A mask bounds the index, not the table: without an object size, the table
 		 * ends where its entries stop pointing into this function. */
-		if (by_mask && !lim && (!ok || !st->cfg->in_function ||
-					!st->cfg->in_function(st->cfg->ctx, t[i]))) {
+		if (((by_mask && !lim) || by_ref) &&
+		    (!ok || !st->cfg->in_function || !st->cfg->in_function(st->cfg->ctx, t[i]))) {
 			n = i;
 			jt->inferred = 1;
 			break;
@@ -890,6 +1016,32 @@ static int extend_chain(struct decoder *d, const struct jt_cfg *cfg, uint64_t *c
 	return n;
 }
 
+/* Updates which registers hold a zero-extended 32-bit value after IN: its destination
+ * register written at 32 bits (mov, lea, movzx, cvttsd2si ... to r32, which clear bits
+ * 32-63) or by movzx; any other write of a register forgets it. */
+static void track_zx(struct jt_state *st, csh cs, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = x->op_count > 0 ? &x->operands[0] : NULL;
+	int dst = o0 && o0->type == X86_OP_REG ? x86_reg_family(o0->reg) : -1;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr, i;
+
+	if (cs_regs_access(cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
+		memset(st->zx, 0, sizeof(st->zx));
+		return;
+	}
+	for (i = 0; i < nwr; i++) {
+		int f = x86_reg_family(wr[i]);
+
+		if (f < 0)
+			continue;
+		st->zx[f] = f == dst && (in->id == X86_INS_MOVZX ||
+					 (o0->size == 4 && in->id != X86_INS_XCHG &&
+					  in->id != X86_INS_CMPXCHG && in->id != X86_INS_XADD));
+	}
+}
+
 /* Resolves JUMP by executing CHAIN (N instructions, chain[0] == JUMP, chain[n-1] the oldest). */
 static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *cfg,
 			 const uint64_t *chain, int n, struct cfg_jump_table *jt,
@@ -929,6 +1081,7 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 		if (!in)
 			goto unresolved;
 		step(st, d->cs, in, &dcopy, taken);
+		track_zx(st, d->cs, in);
 	}
 	in = copy_insn(d, jump, &copy);
 	if (!in || in->detail->x86.op_count != 1)
@@ -947,6 +1100,7 @@ static int resolve_chain(struct decoder *d, uint64_t jump, const struct jt_cfg *
 		st->cur_in = in;
 		st->cur_op = &in->detail->x86.operands[0];
 		target = load_sym(st, a, 8, false);
+		note_index(st, &in->detail->x86.operands[0], target);
 		st->cur_in = NULL;
 		st->cur_op = NULL;
 		via_mem = true;

@@ -115,7 +115,7 @@ grep '^diff ' "$OUT/compare.txt" | head -n 20 || true
 
 declare -A F
 while read -r k v; do
-	[ "$k" = diff ] || [ "$k" = missing ] || F[$k]=$v
+	[ "$k" = diff ] || [ "$k" = missing ] || [ "$k" = module ] || F[$k]=$v
 done <"$OUT/compare.txt"
 RATIO=$(awk -v a="$NSECS" -v b="$ESECS" 'BEGIN { printf "%.2f", b / a }')
 VERDICT=PASS
@@ -142,6 +142,13 @@ table() {
 	echo "| sites left to uprobes (stepped / emulated / nop5 / never) | | ${F[sites_uprobe]}" \
 		"(${F[class_stepped]} / ${F[class_emulated]} / ${F[class_nop5]} / ${F[class_never]}) |"
 	echo "| counter hits in process / by uprobes | | ${F[hits_patched]} / ${F[hits_uprobe]} |"
+	echo
+	echo "Per module (passed/skipped/failed+errors; one edgeprof run holds them all, so the"
+	echo "violations and sites above are the whole run's):"
+	echo
+	echo "| module | native | edgeprof run | tests whose result differs |"
+	echo "|---|---|---|---|"
+	awk '$1 == "module" { printf "| %s | %s | %s | %s |\n", $2, $3, $4, $5 }' "$OUT/compare.txt"
 }
 
 echo

@@ -80,6 +80,27 @@ def main():
             ndiff += 1
             print("diff %s native=%s edgeprof=%s" % (key, a, b))
     print("differences %d" % ndiff)
+    # Per module (test.test_json.test_decode.X.y -> test_json): passed/skipped/failed+errors
+    # natively and under edgeprof, and the tests whose result differs.
+    def module_of(key):
+        parts = key.split(".")
+        for i, part in enumerate(parts[:-1]):
+            if part == "test" and parts[i + 1].startswith("test_"):
+                return parts[i + 1]
+        return parts[0]
+    per = collections.defaultdict(lambda: collections.Counter())
+    for key in set(native) | set(eprof):
+        m = module_of(key)
+        a, b = native.get(key, "absent"), eprof.get(key, "absent")
+        for side, r in (("n", a), ("e", b)):
+            per[m][side + ("_pass" if r == "pass" else "_skip" if r == "skipped" else
+                           "_absent" if r == "absent" else "_fail")] += 1
+        per[m]["diff"] += a != b
+    for m in sorted(per):
+        c = per[m]
+        print("module %s %d/%d/%d %d/%d/%d%s %d" % (
+            m, c["n_pass"], c["n_skip"], c["n_fail"], c["e_pass"], c["e_skip"], c["e_fail"],
+            ("+%d_absent" % c["e_absent"]) if c["e_absent"] else "", c["diff"]))
     if ndiff or not native:
         ok = False
 

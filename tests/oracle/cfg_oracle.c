@@ -769,23 +769,39 @@ static int run_match(const char *unstripped, const char *stripped)
 	}
 	for (i = 0; i < usyms.nfuncs; i++) {
 		const struct func_start *fs = &usyms.funcs[i];
-		bool found;
+		bool found, said = false;
 
 		if ((fs->sources & (FUNC_SRC_SYMTAB | FUNC_SRC_FDE)) !=
 		    (FUNC_SRC_SYMTAB | FUNC_SRC_FDE))
 			continue;
 		nu++;
 		if (fs->fragment) {
-			/* A cold part is built into its parent: look for it as a block. */
+			/* A cold part is built into its parent: look for it as a block. Found
+			 * as a function of its own, or in a parent, that runs off into other
+			 * code or is entered in the middle (block counts only, or excluded),
+			 * it is not: the symbols say the two are one function. */
+			const struct cfg_func *own = cfg_program__func_at(&sprog, fs->addr);
+			const struct cfg_func *par =
+				fs->parent ? cfg_program__func_at(&sprog, fs->parent) : NULL;
+			const uint32_t split = CFG_FUNC_RUNS_OFF | CFG_FUNC_FOREIGN_ENTRY;
+
 			nfrag++;
-			found = cfg_program__func_at(&sprog, fs->addr) ||
-				block_start_anywhere(&sprog, fs->addr);
+			found = own || block_start_anywhere(&sprog, fs->addr);
+			if (found && ((own && (own->flags & split)) || (par && (par->flags & split)))) {
+				found = false;
+				if (printed++ < MAX_PRINTED_MISSING_FUNCS)
+					printf("split 0x%" PRIx64 " %s: a function of its own or its "
+					       "parent runs off or is entered mid-range in the "
+					       "stripped CFG\n",
+					       fs->addr, fs->name);
+				said = true;
+			}
 			nfrag_found += found;
 		} else {
 			found = cfg_program__func_at(&sprog, fs->addr) != NULL;
 		}
 		nfound += found;
-		if (!found && printed++ < MAX_PRINTED_MISSING_FUNCS)
+		if (!found && !said && printed++ < MAX_PRINTED_MISSING_FUNCS)
 			printf("missing 0x%" PRIx64 " %s%s\n", fs->addr, fs->name,
 			       fs->fragment ? " (cold fragment, no block)" : "");
 	}

@@ -12,10 +12,13 @@
 #include "user/count/count.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "user/count/patch_backend.h"
 #include "user/count/patch_sites.h"
@@ -211,8 +214,69 @@ static int held_points(const struct count_object *o, int pid, struct points *pts
 	return err;
 }
 
+/* O's code as process PID has it now (its text may differ from the file: a uprobe of any
+ * session on the same file is an int3 in every process that maps it). BUF NULL when it
+ * cannot be read: then nothing is checked. */
+struct code_copy {
+	uint8_t *buf;
+	uint64_t lo, hi; /* run-time addresses */
+};
+
+static void code_image(const struct count_object *o, int pid, struct code_copy *c)
+{
+	char path[64];
+	int fd;
+	ssize_t r;
+
+	c->buf = NULL;
+	code_range(o, &c->lo, &c->hi);
+	if (c->hi <= c->lo || c->hi - c->lo > (1ULL << 31))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	c->buf = malloc(c->hi - c->lo);
+	if (c->buf) {
+		size_t done = 0;
+
+		while (done < c->hi - c->lo) {
+			r = pread(fd, c->buf + done, c->hi - c->lo - done, (off_t)(c->lo + done));
+			if (r <= 0)
+				break;
+			done += (size_t)r;
+		}
+		if (done < c->hi - c->lo) {
+			free(c->buf);
+			c->buf = NULL;
+		}
+	}
+	close(fd);
+}
+
+/* Are the LEN bytes at ELF vaddr START in the process (C) the file's? True when unknown. A
+ * window whose bytes differ (another session's uprobe: an int3) cannot be patched: the
+ * patcher would find bytes it does not expect and stop. */
+static bool same_as_file(const struct count_object *o, const struct code_copy *c,
+			 uint64_t start, uint8_t len, size_t *nforeign)
+{
+	const uint8_t *file;
+	size_t avail;
+	uint64_t at = start + o->bias;
+
+	if (!c->buf || at < c->lo || at + len > c->hi)
+		return true;
+	file = elf_image__code(o->img, start, &avail);
+	if (!file || avail < len || memcmp(file, c->buf + (at - c->lo), len) == 0)
+		return true;
+	++*nforeign;
+	return false;
+}
+
 static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
 {
+	struct code_copy mem = { 0 };
+	size_t nforeign = 0;
 	struct patch_backend *b = be;
 	struct patch_obj *po;
 	const struct placement *pl = o->pl;
@@ -243,6 +307,7 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	}
 	if (b->attach_mode && (err = held_points(o, pid, &pts)))
 		goto out;
+	code_image(o, pid, &mem);
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (!patch_counts_class(pl->sites[i].probe_class))
 			taken[ntaken++] = pl->sites[i].addr;
@@ -264,6 +329,8 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		     any_in(taken, ntaken, start, end)) ||
 		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
 		    (s->kind == SITE_INDIRECT && i > 0 && pl->sites[i - 1].addr >= start) ||
+		    !same_as_file(o, &mem, start, (uint8_t)(end - start), &nforeign) ||
+		    (sb && !same_as_file(o, &mem, sb, 5, &nforeign)) ||
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
@@ -278,7 +345,13 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 			used[nused++] = sb;
 		prev = i;
 	}
+	if (nforeign)
+		pr_warn("process %d: %zu patch sites of '%s' hold bytes that differ from the file "
+			"(another tool's breakpoints, e.g. uprobes of another session on the same "
+			"file): counted without patching them",
+			pid, nforeign, o->path);
 out:
+	free(mem.buf);
 	free(pts.v);
 	free(taken);
 	free(used);

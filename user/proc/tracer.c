@@ -1422,6 +1422,40 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	}
 }
 
+/*
+ * A fault the kernel raised in a traced thread (SIGSEGV, SIGBUS, SIGILL, SIGFPE with a
+ * kernel si_code, not one sent by kill): says where, before the program's handler or its
+ * death, so that a crash under edgeprof can be told from the program's own (its pc in the
+ * program's code, in a trampoline of the in-process counters, in the uprobe XOL page...):
+ * the pc, the faulting address and the /proc/PID/maps line holding the pc.
+ */
+static void fault_report(int tid, int tgid, int sig, const siginfo_t *si)
+{
+	struct user_regs_struct regs;
+	char path[64], line[512], where[600] = "no mapping";
+	FILE *f;
+
+	if ((sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE) ||
+	    si->si_code <= 0 || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && regs.rip >= lo && regs.rip < hi) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(where, sizeof(where), "in %s", line);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	pr_warn("process %d thread %d: %s (code %d) at pc %#llx, address %p, rsp %#llx; pc %s",
+		tgid, tid, strsignal(sig), si->si_code, (unsigned long long)regs.rip, si->si_addr,
+		(unsigned long long)regs.rsp, where);
+}
+
 static void event_loop(struct tracer *t)
 {
 	struct tracer_result *res = t->res;
@@ -1473,6 +1507,7 @@ static void event_loop(struct tracer *t)
 		} else {
 			size_t before = res->nevents;
 			siginfo_t si;
+			bool have_si;
 
 			if (sig == SIGTRAP && early_hit(t, tid, task->tgid))
 				goto resume;
@@ -1499,12 +1534,16 @@ static void event_loop(struct tracer *t)
 			}
 			/* A group-stop (PTRACE_EVENT_STOP with the stopping signal) has no
 			 * siginfo to read: resume it (job control is not honoured). */
-			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 || errno != EINVAL) {
+			have_si = ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0;
+			if (have_si || errno != EINVAL) {
 				struct task *tk = task_find(t, tid);
 
 				inject = sig;
+				if (have_si)
+					fault_report(tid, task->tgid, sig, &si);
 				if (tk)
-					tk->last_sig_fault = (sig == SIGSEGV || sig == SIGBUS ||
+					tk->last_sig_fault = have_si &&
+							     (sig == SIGSEGV || sig == SIGBUS ||
 							      sig == SIGFPE || sig == SIGILL ||
 							      sig == SIGTRAP) &&
 							     si.si_code > 0 && si.si_code != SI_KERNEL;
