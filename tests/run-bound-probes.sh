@@ -181,7 +181,7 @@ arc=$?
 left=$(uprobe_links "$tmp/prog" | wc -l)
 [ "$left" = 0 ] || fail "$left uprobe-multi links left on the binary after the run"
 
-echo "run-bound-probes: profiled process: $da code bytes with probes, $nlinks links all bound;" \
+echo "run-bound-probes: profiled process: $da code bytes with probes, $nlinks links, $unbound unbound;" \
 	"other process: $db bytes changed; callgrind alongside: exit $crc"
 if [ "$fails" -gt 0 ]; then
 	echo "run-bound-probes: $fails failures"
