@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -485,6 +486,8 @@ int probes__add_child(struct probes *p, int pid)
 {
 	uint32_t key = (uint32_t)pid;
 	struct probe_child *nc;
+	struct timespec t0, t1;
+	size_t nprobes = 0;
 	uint8_t v;
 	int err = 0, pidfd;
 
@@ -502,12 +505,17 @@ int probes__add_child(struct probes *p, int pid)
 	}
 	p->children = nc;
 	p->children[p->nchildren++] = (struct probe_child){ pid, pidfd };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < p->nspecs && !err; i++) {
 		const struct probe_spec *sp = &p->specs[i];
 
 		err = attach_multi(p, sp->prog, sp->what, sp->path, sp->offs, sp->cookies, sp->n,
 				   pid);
+		nprobes += sp->n;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pr_debug("process %d: %zu probes attached for it in %.3f ms", pid, nprobes,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (!err)
 		return 0;
 	drop_links(p, pid);
