@@ -58,7 +58,7 @@ struct probes {
 	uint32_t nloops; /* loop_moments entries that are real loops (0: no loop stats) */
 	struct probe_link *links;
 	size_t nlinks, links_cap;
-	int bound_pid; /* links attach in this process only; -1: every process */
+	int bound_pid;	   /* links attach in this process only; -1: every process */
 	bool follow_forks; /* counted children get links of their own (probes__add_child) */
 	struct probe_spec *specs;
 	size_t nspecs;
@@ -325,8 +325,8 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 			return -EINVAL;
 		}
 	}
-	return attach_spec(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets,
-			   cookies, n);
+	return attach_spec(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets, cookies,
+			   n);
 }
 
 int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
