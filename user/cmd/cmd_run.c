@@ -104,9 +104,17 @@ static int attach_probes(void *arg, int pid)
 {
 	struct session *s = arg;
 
+	/* Probes in this process only (and in the children it forks, given their own):
+	 * other processes running the same binary never trap on them. */
+	session__bind(s, pid);
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
 	return session__count_pid(s, pid);
+}
+
+static void child_stopped(void *arg, int pid)
+{
+	session__child(arg, pid);
 }
 
 static int watch(void *arg, int pid, const char *path, uint64_t file_offset)
@@ -127,9 +135,8 @@ static void before_unwind(void *arg, int tid, bool step)
 /* PID replaced its image (exec): the new one is not the profiled program. */
 static int exec_stop(void *arg, int pid)
 {
-	struct session *s = arg;
-
-	return probes__remove_pid(s->probes, pid);
+	session__execed(arg, pid);
+	return 0;
 }
 
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
@@ -246,6 +253,7 @@ int cmd_run(int argc, char **argv)
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
 						.execed = exec_stop,
 						.spawned = spawned, .before_unwind = before_unwind,
+						.child_stopped = child_stopped,
 						.watch = watch, .early_offset = early_offset,
 						.lazy_longjmp = session__longjmp_lazy(&s),
 						.ctx = &s, .early_stop = early,

@@ -8,10 +8,14 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -28,13 +32,39 @@
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 
+/* A link and the process it is bound to (-1: every process mapping the file). */
+struct probe_link {
+	struct bpf_link *l;
+	int pid;
+};
+
+/* What one attach_multi call attached, kept to attach it again for a forked child. */
+struct probe_spec {
+	struct bpf_program *prog;
+	const char *what;
+	char *path;
+	uint64_t *offs, *cookies;
+	size_t n;
+};
+
+/* A forked child with links of its own, and a pidfd that says when it is gone. */
+struct probe_child {
+	int pid, pidfd;
+};
+
 struct probes {
 	struct edgeprof_bpf *skel;
 	uint32_t ncounters;
 	uint32_t nloops; /* loop_moments entries that are real loops (0: no loop stats) */
-	struct bpf_link **links;
+	struct probe_link *links;
 	size_t nlinks, links_cap;
-	int bound_pid; /* links attach in this process only; -1: every process */
+	int bound_pid;	   /* links attach in this process only; -1: every process */
+	bool follow_forks; /* counted children get links of their own (probes__add_child) */
+	struct probe_spec *specs;
+	size_t nspecs;
+	struct probe_child *children;
+	size_t nchildren;
+	uint64_t failed_children; /* counted children whose links could not be attached */
 };
 
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "file offsets are 64-bit");
@@ -186,18 +216,18 @@ static bool cookie_ok(const struct probes *p, uint64_t cookie)
 	       index_ok(p, (cookie >> EP_IDX_BITS) & EP_IDX_MASK);
 }
 
-static int add_link(struct probes *p, struct bpf_link *l)
+static int add_link(struct probes *p, struct bpf_link *l, int pid)
 {
 	if (p->nlinks == p->links_cap) {
 		size_t cap = p->links_cap ? 2 * p->links_cap : 8;
-		struct bpf_link **n = realloc(p->links, cap * sizeof(*n));
+		struct probe_link *n = realloc(p->links, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		p->links = n;
 		p->links_cap = cap;
 	}
-	p->links[p->nlinks++] = l;
+	p->links[p->nlinks++] = (struct probe_link){ l, pid };
 	return 0;
 }
 
@@ -207,7 +237,7 @@ static int add_link(struct probes *p, struct bpf_link *l)
  * (reported); on failure the links it made are gone. */
 static int attach_multi(struct probes *p, struct bpf_program *prog, const char *what,
 			const char *binary_path, const uint64_t *file_offsets,
-			const uint64_t *cookies, size_t n)
+			const uint64_t *cookies, size_t n, int pid)
 {
 	size_t first_link = p->nlinks;
 	int err;
@@ -220,7 +250,7 @@ static int attach_multi(struct probes *p, struct bpf_program *prog, const char *
 		struct bpf_link *l;
 
 		/* pid -1: every process mapping the binary; the pids map filters. */
-		l = bpf_program__attach_uprobe_multi(prog, p->bound_pid, binary_path, NULL, &opts);
+		l = bpf_program__attach_uprobe_multi(prog, pid, binary_path, NULL, &opts);
 		if (!l) {
 			err = -errno;
 			if (err == -ENOTSUPP)
@@ -233,7 +263,7 @@ static int attach_multi(struct probes *p, struct bpf_program *prog, const char *
 				   : "");
 			goto fail;
 		}
-		err = add_link(p, l);
+		err = add_link(p, l, pid);
 		if (err) {
 			bpf_link__destroy(l);
 			pr_err("out of memory");
@@ -245,8 +275,44 @@ static int attach_multi(struct probes *p, struct bpf_program *prog, const char *
 	return 0;
 fail:
 	while (p->nlinks > first_link)
-		bpf_link__destroy(p->links[--p->nlinks]);
+		bpf_link__destroy(p->links[--p->nlinks].l);
 	return err;
+}
+
+/* attach_multi for the process the links are bound to, remembered (when forked children
+ * are followed) to be attached again for each counted child. */
+static int attach_spec(struct probes *p, struct bpf_program *prog, const char *what,
+		       const char *path, const uint64_t *offs, const uint64_t *cookies, size_t n)
+{
+	size_t first_link = p->nlinks;
+	struct probe_spec *ns, *sp;
+	int err = attach_multi(p, prog, what, path, offs, cookies, n, p->bound_pid);
+
+	if (err || !p->follow_forks || !n)
+		return err;
+	ns = realloc(p->specs, (p->nspecs + 1) * sizeof(*ns));
+	if (!ns)
+		goto oom;
+	p->specs = ns;
+	sp = &p->specs[p->nspecs];
+	*sp = (struct probe_spec){ .prog = prog, .what = what, .n = n, .path = strdup(path),
+				   .offs = malloc(n * sizeof(*offs)),
+				   .cookies = malloc(n * sizeof(*cookies)) };
+	if (!sp->path || !sp->offs || !sp->cookies) {
+		free(sp->path);
+		free(sp->offs);
+		free(sp->cookies);
+		goto oom;
+	}
+	memcpy(sp->offs, offs, n * sizeof(*offs));
+	memcpy(sp->cookies, cookies, n * sizeof(*cookies));
+	p->nspecs++;
+	return 0;
+oom:
+	while (p->nlinks > first_link)
+		bpf_link__destroy(p->links[--p->nlinks].l);
+	pr_err("out of memory");
+	return -ENOMEM;
 }
 
 int probes__attach(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
@@ -259,8 +325,8 @@ int probes__attach(struct probes *p, const char *binary_path, const uint64_t *fi
 			return -EINVAL;
 		}
 	}
-	return attach_multi(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets,
-			    cookies, n);
+	return attach_spec(p, p->skel->progs.ep_hit, "probes", binary_path, file_offsets, cookies,
+			   n);
 }
 
 int probes__attach_loops(struct probes *p, const char *binary_path, const uint64_t *file_offsets,
@@ -277,8 +343,8 @@ int probes__attach_loops(struct probes *p, const char *binary_path, const uint64
 		pr_err("'%s': %zu loop probes (at most %u)", binary_path, n, PROBES_MAX_PER_LINK);
 		return -E2BIG;
 	}
-	return attach_multi(p, p->skel->progs.ep_loop, "loop probes", binary_path, file_offsets,
-			    cookies, n);
+	return attach_spec(p, p->skel->progs.ep_loop, "loop probes", binary_path, file_offsets,
+			   cookies, n);
 }
 
 int probes__read_loops(struct probes *p, struct probes_loop_moments *m, uint64_t *lost)
@@ -361,7 +427,7 @@ int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_off
 			 strerror(-err));
 		return err;
 	}
-	err = add_link(p, l);
+	err = add_link(p, l, pid > 0 ? pid : p->bound_pid);
 	if (err)
 		bpf_link__destroy(l);
 	return err;
@@ -370,6 +436,94 @@ int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_off
 void probes__bind_pid(struct probes *p, int pid)
 {
 	p->bound_pid = pid > 0 ? pid : -1;
+}
+
+void probes__follow_forks(struct probes *p)
+{
+	p->follow_forks = true;
+}
+
+/* Destroys every link bound to PID (and forgets PID as a child). */
+static void drop_links(struct probes *p, int pid)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nlinks; i++) {
+		if (p->links[i].pid == pid)
+			bpf_link__destroy(p->links[i].l);
+		else
+			p->links[k++] = p->links[i];
+	}
+	p->nlinks = k;
+	k = 0;
+	for (size_t i = 0; i < p->nchildren; i++) {
+		if (p->children[i].pid == pid)
+			close(p->children[i].pidfd);
+		else
+			p->children[k++] = p->children[i];
+	}
+	p->nchildren = k;
+}
+
+void probes__drop_pid(struct probes *p, int pid)
+{
+	if (pid > 0)
+		drop_links(p, pid);
+}
+
+/* Destroys the links of the children that are gone (their pidfd is readable). */
+static void reap_children(struct probes *p)
+{
+	for (size_t i = p->nchildren; i-- > 0;) {
+		struct pollfd pfd = { .fd = p->children[i].pidfd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) == 1)
+			drop_links(p, p->children[i].pid);
+	}
+}
+
+int probes__add_child(struct probes *p, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	struct probe_child *nc;
+	struct timespec t0, t1;
+	size_t nprobes = 0;
+	uint8_t v;
+	int err = 0, pidfd;
+
+	if (!p->follow_forks || !p->nspecs || pid <= 0 ||
+	    bpf_map__lookup_elem(p->skel->maps.pids, &key, sizeof(key), &v, sizeof(v), 0))
+		return 0; /* not a counted process (a thread, or a child of an exec'd one) */
+	reap_children(p);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	nc = pidfd >= 0 ? realloc(p->children, (p->nchildren + 1) * sizeof(*nc)) : NULL;
+	if (!nc) {
+		err = pidfd < 0 ? -errno : -ENOMEM;
+		if (pidfd >= 0)
+			close(pidfd);
+		goto fail;
+	}
+	p->children = nc;
+	p->children[p->nchildren++] = (struct probe_child){ pid, pidfd };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < p->nspecs && !err; i++) {
+		const struct probe_spec *sp = &p->specs[i];
+
+		err = attach_multi(p, sp->prog, sp->what, sp->path, sp->offs, sp->cookies, sp->n,
+				   pid);
+		nprobes += sp->n;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pr_debug("process %d: %zu probes attached for it in %.3f ms", pid, nprobes,
+		 (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (!err)
+		return 0;
+	drop_links(p, pid);
+fail:
+	p->failed_children++;
+	pr_warn("process %d: cannot attach its probes: %s (its counts are lost)", pid,
+		strerror(-err));
+	return err;
 }
 
 int probes__remove_pid(struct probes *p, int pid)
@@ -476,7 +630,7 @@ uint64_t probes__lost_forks(const struct probes *p)
 	if (!p || !p->skel->bss)
 		return 0;
 	lost = &p->skel->bss->lost_forks;
-	return *lost;
+	return *lost + p->failed_children;
 }
 
 void probes__close(struct probes *p)
@@ -484,8 +638,17 @@ void probes__close(struct probes *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
+		bpf_link__destroy(p->links[i].l);
 	free(p->links);
+	for (size_t i = 0; i < p->nchildren; i++)
+		close(p->children[i].pidfd);
+	free(p->children);
+	for (size_t i = 0; i < p->nspecs; i++) {
+		free(p->specs[i].path);
+		free(p->specs[i].offs);
+		free(p->specs[i].cookies);
+	}
+	free(p->specs);
 	edgeprof_bpf__destroy(p->skel);
 	free(p);
 }

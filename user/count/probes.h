@@ -71,10 +71,28 @@ int probes__add_pid(struct probes *p, int pid);
 int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_offset);
 
 /* Binds the links attached from now on to process PID (all its threads): the kernel installs
- * their probes in that process only, and neither other processes mapping the binary nor its
- * later children pay for them (`edgeprof record -p`). PID <= 0: every process mapping the
- * binary (the default; the pids map filters, and forked children stay counted). */
+ * their probes in that process only, and other processes mapping the binary never pay for
+ * them. Its later children do not either, unless probes__follow_forks gives them links of
+ * their own. PID <= 0: every process mapping the binary (the pids map filters). */
 void probes__bind_pid(struct probes *p, int pid);
+
+/* From now on, the counting and loop probes attached (probes__attach, probes__attach_loops)
+ * are remembered, for probes__add_child to attach them again for each counted child
+ * (`edgeprof run`: children are counted). */
+void probes__follow_forks(struct probes *p);
+
+/* Process PID was just created (fork, vfork, clone without CLONE_THREAD) and is stopped before
+ * its first instruction. When it is counted (a counted process forked it) and P follows
+ * forks: attaches every remembered probe again, bound to PID, so that it keeps counting
+ * (a uprobe-multi link bound to a process runs its program for that thread group only, even
+ * for a vfork child that shares its parent's memory). The links of children that are gone
+ * are destroyed first. Returns 0 (also for a process that is not counted, or a thread), or
+ * a negative errno after a warning (its counts are lost, and probes__lost_forks counts it). */
+int probes__add_child(struct probes *p, int pid);
+
+/* Destroys every link bound to process PID (PID has replaced its image by an exec, or is
+ * gone: it is not counted any more, and its probes would only cost it traps). */
+void probes__drop_pid(struct probes *p, int pid);
 
 /* Stops counting process PID (its tgid): hits from now on are ignored. Returns 0 (also when
  * PID was not counted), or a negative errno after reporting the failure. */
@@ -89,7 +107,8 @@ uint32_t probes__ncounters(const struct probes *p);
 int probes__read(struct probes *p, uint64_t *counters);
 
 /* The number of processes forked by counted processes that could not be counted because the
- * process map was full (EP_MAX_PIDS live processes): when non-zero, counts are incomplete. */
+ * process map was full (EP_MAX_PIDS live processes) or their probes could not be attached
+ * (probes__add_child): when non-zero, counts are incomplete. */
 uint64_t probes__lost_forks(const struct probes *p);
 
 /* Detaches every probe and unloads the program. Safe on NULL. */

@@ -1344,6 +1344,8 @@ static void first_stop(struct tracer *t, struct task *task)
 			p->nbps = 0;
 			watch_install(t, task->tid, t->hooks);
 		}
+		if (t->hooks && t->hooks->child_stopped)
+			t->hooks->child_stopped(t->hooks->ctx, task->tid);
 		t->res->nprocesses++;
 		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
 	} else {

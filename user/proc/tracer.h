@@ -103,6 +103,10 @@ struct tracer_hooks {
 	 * shares or copies its memory (fork, vfork), at PARENT's event stop: the new task has
 	 * not run yet. May be NULL. */
 	void (*spawned)(void *ctx, int parent, int child, bool thread);
+	/* tracer__run only: called at the first stop of process PID (created by fork, vfork
+	 * or clone without CLONE_THREAD by a traced process), before it runs its first
+	 * instruction. May be NULL. */
+	void (*child_stopped)(void *ctx, int pid);
 	/* tracer__attach only: called for a process CHILD forked inside the window, stopped
 	 * before it runs, with its one thread under the tracer's ptrace; the tracer lets it
 	 * go right after (children are not counted). When NULL, forks are not followed. */

@@ -318,6 +318,10 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
 	probes__bind_pid(s->probes, o->bound_pid);
+	/* `run`: the probes are bound to the program's process once it exists (session__bind),
+	 * and each child it forks gets links of its own (session__child). */
+	if (o->bound_pid <= 0)
+		probes__follow_forks(s->probes);
 	s->backends[s->nbackends++] = (struct count_backend){ &uprobe_count_ops, s->probes };
 	if (s->patch) {
 		s->backends[s->nbackends++] = (struct count_backend){ &patch_count_ops, s->patch };
@@ -373,6 +377,22 @@ void session__forked(struct session *s, int child)
 	for (size_t b = 0; b < s->nbackends; b++)
 		if (s->backends[b].ops->forked)
 			s->backends[b].ops->forked(s->backends[b].be, child);
+}
+
+void session__bind(struct session *s, int pid)
+{
+	probes__bind_pid(s->probes, pid);
+}
+
+void session__child(struct session *s, int pid)
+{
+	probes__add_child(s->probes, pid);
+}
+
+void session__execed(struct session *s, int pid)
+{
+	probes__remove_pid(s->probes, pid);
+	probes__drop_pid(s->probes, pid);
 }
 
 bool session__patches(const struct session *s)
@@ -1004,7 +1024,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		pr_warn("%llu indirect jumps went to targets that are no edge of the CFG: counts of their functions are not exact",
 			(unsigned long long)unmatched);
 	if (probes__lost_forks(s->probes))
-		pr_warn("%llu forked processes could not be counted (too many processes)",
+		pr_warn("%llu forked processes could not be counted (too many processes, or their probes could not be attached)",
 			(unsigned long long)probes__lost_forks(s->probes));
 	if (s->loop_stats) {
 		lm = calloc(s->loops.nloops + 1, sizeof(*lm));

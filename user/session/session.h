@@ -155,6 +155,18 @@ void session__spawned(struct session *s, int parent, int child, bool thread);
 void session__before_unwind(struct session *s, int tid, bool step);
 void session__forked(struct session *s, int child);
 
+/* `run`: binds the probes attached from now on to process PID (the program, stopped at its
+ * exec): no other process mapping the binary or a library gets them. */
+void session__bind(struct session *s, int pid);
+
+/* `run`: process PID was just forked (or vforked, or cloned without CLONE_THREAD) and has
+ * not run yet: when it is counted, gives it probes of its own (failures are warned about and
+ * make the profile report lost forks). */
+void session__child(struct session *s, int pid);
+
+/* `run`: process PID replaced its image (exec): stops counting it and takes its probes out. */
+void session__execed(struct session *s, int pid);
+
 /* Whether some sites of S may be counted in process (then an attach installs its counters
  * while every thread is held, and follows forks). */
 bool session__patches(const struct session *s);
