@@ -407,6 +407,23 @@ void patch_blob__release(struct patch_blob *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* One capstone handle for every site, opened at the first use and kept: cs_open builds
+ * capstone's instruction tables again, which cost more than relocating a site (edgeprof is
+ * single-threaded). 0 if capstone cannot be opened. */
+static csh tramp_capstone(void)
+{
+	static csh cs;
+	static bool opened;
+
+	if (!opened) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+			return 0;
+		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		opened = true;
+	}
+	return cs;
+}
+
 int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 {
 	struct emitter *e;
@@ -435,9 +452,9 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	     sp->entry_counter != PATCH_NO_COUNTER || sp->taken_counter != PATCH_NO_COUNTER ||
 	     sp->not_taken_counter != PATCH_NO_COUNTER))
 		return -EINVAL;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	cs = tramp_capstone();
+	if (!cs)
 		return -EINVAL;
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 	in = cs_malloc(cs);
 	e = calloc(1, sizeof(*e));
 	if (!in || !e) {
@@ -547,6 +564,5 @@ out:
 	free(e);
 	if (in)
 		cs_free(in, 1);
-	cs_close(&cs);
 	return err;
 }
