@@ -35,10 +35,12 @@ static void print_usage(FILE *out)
 		"       edgeprof help COMMAND\n"
 		"\n"
 		"edgeprof counts how often every edge and block of an unmodified x86-64 program\n"
-		"executes, exactly, with eBPF uprobes on the chords of a spanning tree of each\n"
-		"function's control-flow graph, of a program it starts or of a running process; it\n"
-		"shows those graphs, estimates profiles statically (Wu-Larus) and compares them with\n"
-		"measured ones, and derives average times and their variance (Sarkar).\n"
+		"executes, exactly, with counters on the chords of a spanning tree of each\n"
+		"function's control-flow graph, of a program it starts or of a running process:\n"
+		"increments written into the running process where that is proven safe, eBPF\n"
+		"uprobes elsewhere (no file is changed). It shows those graphs, estimates profiles\n"
+		"statically (Wu-Larus) and compares them with measured ones, and derives average\n"
+		"times and their variance (Sarkar).\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
