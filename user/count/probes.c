@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -27,6 +29,8 @@
 
 /* The kernel's limit on the probes of one uprobe-multi link (MAX_UPROBE_MULTI_CNT). */
 #define PROBES_MAX_PER_LINK (1u << 20)
+/* Threads that destroy links at once (destroy_links). */
+#define PROBES_DESTROY_THREADS 32u
 /* Counters read per batch lookup. */
 #define PROBES_READ_CHUNK 4096u
 
@@ -229,6 +233,42 @@ static int add_link(struct probes *p, struct bpf_link *l, int pid)
 	}
 	p->links[p->nlinks++] = (struct probe_link){ l, pid };
 	return 0;
+}
+
+/* Links to destroy, shared by the threads of destroy_links: each takes the next one. */
+struct link_work {
+	struct probe_link *links;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *destroy_worker(void *arg)
+{
+	struct link_work *w = arg;
+
+	for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;)
+		bpf_link__destroy(w->links[i].l);
+	return NULL;
+}
+
+/* Destroys the N LINKS. Releasing a uprobe(-multi) link waits for a grace period of the
+ * kernel's uprobe machinery (RCU tasks trace), 25-75 ms each here, one after the other when
+ * closed in a row (0.3 s for the 9 links of a sqlite3 run): the links are closed from up to
+ * PROBES_DESTROY_THREADS threads at once, so their grace periods overlap. Every link is gone
+ * on return (the calling thread takes links too, and all of them when no thread starts). */
+static void destroy_links(struct probe_link *links, size_t n)
+{
+	struct link_work w = { .links = links, .n = n };
+	pthread_t tid[PROBES_DESTROY_THREADS];
+	size_t nthreads = 0;
+
+	atomic_init(&w.next, 0);
+	while (nthreads + 1 < n && nthreads < PROBES_DESTROY_THREADS &&
+	       !pthread_create(&tid[nthreads], NULL, destroy_worker, &w))
+		nthreads++;
+	destroy_worker(&w);
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
 }
 
 /* Attaches PROG at the N FILE_OFFSETS of BINARY_PATH with COOKIES, PROBES_MAX_PER_LINK to a
@@ -637,8 +677,7 @@ void probes__close(struct probes *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i].l);
+	destroy_links(p->links, p->nlinks);
 	free(p->links);
 	for (size_t i = 0; i < p->nchildren; i++)
 		close(p->children[i].pidfd);
