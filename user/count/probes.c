@@ -69,6 +69,7 @@ struct probes {
 	struct probe_child *children;
 	size_t nchildren;
 	uint64_t failed_children; /* counted children whose links could not be attached */
+	struct detach_job *detaching; /* probes__detach_async's links, going in the background */
 };
 
 _Static_assert(sizeof(unsigned long) == sizeof(uint64_t), "file offsets are 64-bit");
@@ -269,6 +270,53 @@ static void destroy_links(struct probe_link *links, size_t n)
 	destroy_worker(&w);
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(tid[i], NULL);
+}
+
+/* Links handed to a background thread by probes__detach_async. */
+struct detach_job {
+	pthread_t tid;
+	struct probe_link *links;
+	size_t n;
+};
+
+static void *detach_thread(void *arg)
+{
+	struct detach_job *j = arg;
+
+	destroy_links(j->links, j->n);
+	return NULL;
+}
+
+void probes__detach_async(struct probes *p)
+{
+	struct detach_job *j;
+
+	if (!p || !p->nlinks || p->detaching)
+		return;
+	j = malloc(sizeof(*j));
+	if (!j)
+		return; /* probes__close destroys them */
+	*j = (struct detach_job){ .links = p->links, .n = p->nlinks };
+	if (pthread_create(&j->tid, NULL, detach_thread, j)) {
+		free(j);
+		return;
+	}
+	p->detaching = j;
+	p->links = NULL;
+	p->nlinks = p->links_cap = 0;
+}
+
+/* Waits for the links probes__detach_async handed over to be gone. */
+static void detach_wait(struct probes *p)
+{
+	struct detach_job *j = p->detaching;
+
+	if (!j)
+		return;
+	pthread_join(j->tid, NULL);
+	free(j->links);
+	free(j);
+	p->detaching = NULL;
 }
 
 /* Attaches PROG at the N FILE_OFFSETS of BINARY_PATH with COOKIES, PROBES_MAX_PER_LINK to a
@@ -677,6 +725,7 @@ void probes__close(struct probes *p)
 {
 	if (!p)
 		return;
+	detach_wait(p);
 	destroy_links(p->links, p->nlinks);
 	free(p->links);
 	for (size_t i = 0; i < p->nchildren; i++)
