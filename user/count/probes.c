@@ -25,6 +25,7 @@
 
 #include "bpf/edgeprof.h"
 #include "edgeprof.skel.h"
+#include "user/util/clock.h"
 #include "user/util/log.h"
 
 /* The kernel's limit on the probes of one uprobe-multi link (MAX_UPROBE_MULTI_CNT). */
@@ -309,6 +310,7 @@ struct detach_job {
 	pthread_t tid;
 	struct probe_link *links;
 	size_t n;
+	double started, took; /* now_seconds() at the start; seconds destroying the links */
 };
 
 static void *detach_thread(void *arg)
@@ -316,6 +318,7 @@ static void *detach_thread(void *arg)
 	struct detach_job *j = arg;
 
 	destroy_links(j->links, j->n);
+	j->took = now_seconds() - j->started;
 	return NULL;
 }
 
@@ -328,7 +331,7 @@ void probes__detach_async(struct probes *p)
 	j = malloc(sizeof(*j));
 	if (!j)
 		return; /* probes__close destroys them */
-	*j = (struct detach_job){ .links = p->links, .n = p->nlinks };
+	*j = (struct detach_job){ .links = p->links, .n = p->nlinks, .started = now_seconds() };
 	if (pthread_create(&j->tid, NULL, detach_thread, j)) {
 		free(j);
 		return;
@@ -342,10 +345,14 @@ void probes__detach_async(struct probes *p)
 static void detach_wait(struct probes *p)
 {
 	struct detach_job *j = p->detaching;
+	double t0;
 
 	if (!j)
 		return;
+	t0 = now_seconds();
 	pthread_join(j->tid, NULL);
+	pr_debug("%zu links destroyed in the background in %.3f s (%.3f s waited for)", j->n,
+		 j->took, now_seconds() - t0);
 	free(j->links);
 	free(j);
 	p->detaching = NULL;
