@@ -680,7 +680,7 @@ static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals,
 			continue;
 		}
 		err = bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), vals,
-					       sizeof(*vals) * ncpu, 0);
+					   sizeof(*vals) * ncpu, 0);
 
 		if (err) {
 			pr_err("cannot read BPF counter %u: %s", k, strerror(-err));
