@@ -25,7 +25,6 @@
 
 #include "bpf/edgeprof.h"
 #include "edgeprof.skel.h"
-#include "user/util/clock.h"
 #include "user/util/log.h"
 
 /* The kernel's limit on the probes of one uprobe-multi link (MAX_UPROBE_MULTI_CNT). */
@@ -305,12 +304,21 @@ static void destroy_links(struct probe_link *links, size_t n)
 		pthread_join(tid[i], NULL);
 }
 
+/* CLOCK_MONOTONIC in seconds (probes.o is linked alone into tests/bpf_branch_test). */
+static double mono_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 /* Links handed to a background thread by probes__detach_async. */
 struct detach_job {
 	pthread_t tid;
 	struct probe_link *links;
 	size_t n;
-	double started, took; /* now_seconds() at the start; seconds destroying the links */
+	double started, took; /* mono_seconds() at the start; seconds destroying the links */
 };
 
 static void *detach_thread(void *arg)
@@ -318,7 +326,7 @@ static void *detach_thread(void *arg)
 	struct detach_job *j = arg;
 
 	destroy_links(j->links, j->n);
-	j->took = now_seconds() - j->started;
+	j->took = mono_seconds() - j->started;
 	return NULL;
 }
 
@@ -331,7 +339,7 @@ void probes__detach_async(struct probes *p)
 	j = malloc(sizeof(*j));
 	if (!j)
 		return; /* probes__close destroys them */
-	*j = (struct detach_job){ .links = p->links, .n = p->nlinks, .started = now_seconds() };
+	*j = (struct detach_job){ .links = p->links, .n = p->nlinks, .started = mono_seconds() };
 	if (pthread_create(&j->tid, NULL, detach_thread, j)) {
 		free(j);
 		return;
@@ -349,10 +357,10 @@ static void detach_wait(struct probes *p)
 
 	if (!j)
 		return;
-	t0 = now_seconds();
+	t0 = mono_seconds();
 	pthread_join(j->tid, NULL);
 	pr_debug("%zu links destroyed in the background in %.3f s (%.3f s waited for)", j->n,
-		 j->took, now_seconds() - t0);
+		 j->took, mono_seconds() - t0);
 	free(j->links);
 	free(j);
 	p->detaching = NULL;
