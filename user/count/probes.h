@@ -111,7 +111,15 @@ int probes__read(struct probes *p, uint64_t *counters);
  * (probes__add_child): when non-zero, counts are incomplete. */
 uint64_t probes__lost_forks(const struct probes *p);
 
-/* Detaches every probe and unloads the program. Safe on NULL. */
+/* Starts destroying every link of P (every probe and watch) on a thread of its own, and
+ * returns at once: releasing a uprobe link waits for a kernel grace period (25-75 ms), which
+ * then overlaps the caller's work. Call it once the counters are read: a probe may still count
+ * until probes__close returns. Nothing happens when no thread can start (probes__close then
+ * destroys the links). Safe on NULL. */
+void probes__detach_async(struct probes *p);
+
+/* Detaches every probe (waiting for probes__detach_async's links to be gone) and unloads the
+ * program. Safe on NULL. */
 void probes__close(struct probes *p);
 
 /* The attach cookie (bpf/edgeprof.h) of placement site S: a counter for SITE_COUNT, the

@@ -1036,7 +1036,9 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			pr_warn("%llu loop iterations could not be followed (too many loops active at once): some loops' moments are not exact",
 				(unsigned long long)lost_trips);
 	}
-	close_backends(s);
+	/* Every counter is read: the links go while the counts are propagated and written
+	 * (close_backends waits for them). */
+	probes__detach_async(s->probes);
 	if (frames_to_virtual(&m, tr, &unmapped))
 		goto nomem;
 	for (size_t k = 0; k < n; k++) {
@@ -1103,6 +1105,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 nomem:
 	pr_err("out of memory");
 out:
+	close_backends(s);
 	for (size_t k = 0; k < n; k++) {
 		if (lines && lines[k])
 			srcline__close(lines[k]);
