@@ -1457,6 +1457,12 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 		prog->funcs = b.funcs.v;
 		prog->nfuncs = b.funcs.n;
 		b.funcs.v = NULL;
+		/* The decoding lives on with the program (cfg_program.dec). */
+		prog->dec = malloc(sizeof(*prog->dec));
+		if (prog->dec) {
+			*prog->dec = b.dec;
+			memset(&b.dec, 0, sizeof(b.dec));
+		}
 	} else {
 		for (i = 0; i < b.funcs.n; i++)
 			cfg_func__release(&b.funcs.v[i]);
@@ -1477,5 +1483,9 @@ void cfg_program__free(struct cfg_program *prog)
 		cfg_func__release(&prog->funcs[i]);
 	free(prog->funcs);
 	symbols__free(&prog->syms);
+	if (prog->dec) {
+		decoder__close(prog->dec);
+		free(prog->dec);
+	}
 	memset(prog, 0, sizeof(*prog));
 }

@@ -216,12 +216,18 @@ struct cfg_stats {
 	uint32_t noreturn_rounds;
 };
 
+struct decoder;
+
 struct cfg_program {
 	struct elf_image *img; /* not owned */
 	struct symbols syms;
 	struct cfg_func *funcs; /* sorted by entry */
 	size_t nfuncs;
 	struct cfg_stats stats;
+	/* The build's decoding cache (decode.h; owned, NULL in a program made by hand): the
+	 * analyses after the build (flag liveness, patch windows) read each instruction's facts
+	 * from it instead of decoding again. */
+	struct decoder *dec;
 };
 
 struct cfg_options {
