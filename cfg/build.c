@@ -274,16 +274,14 @@ static bool leaves_function(struct builder *b, uint64_t a)
 static bool falls_off(struct builder *b, uint64_t next)
 {
 	for (int k = 0; k < 64; k++) {
-		const cs_insn *in;
+		const struct dinsn *di;
 
 		if (leaves_function(b, next))
 			return true;
-		if (!decoder__get(&b->dec, next))
+		di = decoder__get(&b->dec, next);
+		if (!di || !(di->pad & DINSN_PAD_NOP_INT3))
 			return false;
-		in = decoder__detail(&b->dec, next);
-		if (!in || (in->id != X86_INS_NOP && in->id != X86_INS_INT3))
-			return false;
-		next += in->size;
+		next += di->size;
 	}
 	return false;
 }

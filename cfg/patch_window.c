@@ -542,9 +542,24 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 {
 	uint64_t lo, hi, best = 0, best_d = UINT64_MAX;
 
+	uint64_t near[64];
+	size_t nnear = 0;
+
 	if (!w->short_jump)
 		return -ENOENT;
 	reach(w, &lo, &hi);
+	/* Only the used slots that overlap [lo, hi + 5) can clash: those, once (the used slots
+	 * are disjoint, so few); all of them when a caller's list has more there. */
+	for (size_t u = 0; u < nused && nnear <= 64; u++)
+		if (used[u] < hi + PATCH_SPRING_LEN && lo < used[u] + PATCH_SPRING_LEN) {
+			if (nnear < 64)
+				near[nnear] = used[u];
+			nnear++;
+		}
+	if (nnear <= 64) {
+		used = near;
+		nused = nnear;
+	}
 	for (size_t g = gap_from(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
 		const struct patch_gap *gp = &pa->gaps[g];
 		uint64_t a = gp->lo > lo ? gp->lo : lo;
