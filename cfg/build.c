@@ -72,6 +72,7 @@ struct builder {
 
 	/* Scratch for the function being built. */
 	uint64_t entry;
+	const struct func_start *self; /* symbols__func_at(entry), set with entry */
 	struct addr_map visited;   /* insn addr -> 1 */
 	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
 	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
@@ -201,7 +202,7 @@ static uint64_t table_limit(void *ctx, uint64_t addr)
 static bool in_function(void *ctx, uint64_t addr)
 {
 	const struct builder *b = ctx;
-	const struct func_start *fs = symbols__func_at(b->syms, b->entry);
+	const struct func_start *fs = b->self;
 	size_t lo = 0, hi = b->syms->nfuncs;
 
 	if (fs && fs->size && addr >= fs->addr && addr - fs->addr < fs->size)
@@ -265,7 +266,7 @@ static bool leaves_function(struct builder *b, uint64_t a)
 	fs = symbols__func_at(b->syms, a);
 	if (fs && !(fs->fragment && fs->parent == b->entry))
 		return true;
-	self = symbols__func_at(b->syms, b->entry);
+	self = b->self;
 	return self && self->size && !in_function(b, a);
 }
 
@@ -361,6 +362,8 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	size_t i;
 
 	b->entry = entry;
+	/* Symbols are only added between builds (build_all): the pointer holds for this one. */
+	b->self = symbols__func_at(b->syms, entry);
 	addr_map__clear(&b->visited);
 	addr_map__clear(&b->ft_pred);
 	addr_map__clear(&b->jump_in);

@@ -34,8 +34,12 @@ int decoder__open(struct decoder *d, const struct elf_image *img)
 		cs_close(&d->cs);
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < img->nsecs; k++)
+	d->disjoint = true;
+	for (size_t k = 0; k < img->nsecs; k++) {
 		d->nchunks[k] = (img->secs[k].size + 4095) / 4096;
+		if (k && img->secs[k].addr - img->secs[k - 1].addr < img->secs[k - 1].size)
+			d->disjoint = false;
+	}
 	return 0;
 }
 
@@ -230,11 +234,17 @@ static bool is_string_insn(unsigned id)
 /* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
 static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 {
-	const struct elf_section *s = elf_image__section_at(d->img, addr);
+	const struct elf_section *s = d->last_sec;
 	size_t k, off, c;
 
-	if (!s || !s->exec || !s->data)
-		return NULL;
+	/* Lookups come in runs within one section: try the last one first (when no two
+	 * sections overlap, it is the one the search would find). */
+	if (!s || !d->disjoint || addr < s->addr || addr - s->addr >= s->size) {
+		s = elf_image__section_at(d->img, addr);
+		if (!s || !s->exec || !s->data)
+			return NULL;
+		d->last_sec = s;
+	}
 	k = (size_t)(s - d->img->secs);
 	off = (size_t)(addr - s->addr);
 	c = off / 4096;

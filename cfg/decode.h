@@ -49,6 +49,8 @@ struct decoder {
 	uint32_t ***chunks; /* [section][chunk] */
 	size_t nsecs;       /* of the image when opened (closing never reads the image) */
 	size_t *nchunks;    /* [section] */
+	const struct elf_section *last_sec; /* the executable section of the last lookup */
+	bool disjoint;      /* the image's sections are sorted and do not overlap */
 	uint64_t *taken;    /* see dinsn.taken */
 	size_t ntaken, taken_cap;
 	uint64_t ndecoded;
