@@ -13,6 +13,7 @@
 #include "error.h"
 #include "jump_table.h"
 #include "noreturn.h"
+#include "sort.h"
 #include "stack_height.h"
 
 #include <errno.h>
@@ -545,13 +546,6 @@ static bool tables_still_hold(struct builder *b)
 	return true;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static const struct table_rec *table_at(struct builder *b, uint64_t jump)
 {
 	for (size_t i = 0; i < b->tables.n; i++)
@@ -724,8 +718,7 @@ static int assemble(struct builder *b, struct cfg_func *f)
 	uint32_t nb, one;
 	int err = 0;
 
-	if (n)
-		qsort(a, n, sizeof(*a), cmp_u64);
+	sort__u64(a, n);
 	for (i = 0; i < n && !err; i++) {
 		const struct dinsn *di = decoder__get(&b->dec, a[i]);
 		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
@@ -1484,9 +1477,15 @@ void cfg_program__free(struct cfg_program *prog)
 		cfg_func__release(&prog->funcs[i]);
 	free(prog->funcs);
 	symbols__free(&prog->syms);
+	cfg_program__drop_decoding(prog);
+	memset(prog, 0, sizeof(*prog));
+}
+
+void cfg_program__drop_decoding(struct cfg_program *prog)
+{
 	if (prog->dec) {
 		decoder__close(prog->dec);
 		free(prog->dec);
+		prog->dec = NULL;
 	}
-	memset(prog, 0, sizeof(*prog));
 }

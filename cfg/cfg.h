@@ -242,6 +242,10 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 
 void cfg_program__free(struct cfg_program *prog);
 
+/* Frees PROG's decoding cache (cfg_program.dec, tens of MB for a large binary) once the
+ * analyses that read it are done; any later one decodes on its own, with the same results. */
+void cfg_program__drop_decoding(struct cfg_program *prog);
+
 /* The function whose entry is ADDR, or NULL. */
 struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t addr);
 

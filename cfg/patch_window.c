@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "eh_lsda.h"
+#include "sort.h"
 
 /* --- relocation kinds ------------------------------------------------------------------- */
 
@@ -151,13 +152,6 @@ static bool in_code(const struct elf_image *img, uint64_t a)
 	const struct elf_section *s = elf_image__section_at(img, a);
 
 	return s && s->exec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Index of the first element of sorted V[0, N) that is >= A. */
@@ -635,8 +629,7 @@ static int code_symbols(const struct elf_image *img, uint64_t **out, size_t *n)
 		free(v.addr);
 		return err;
 	}
-	if (v.n)
-		qsort(v.addr, v.n, sizeof(uint64_t), cmp_u64);
+	sort__u64(v.addr, v.n);
 	*out = v.addr;
 	*n = v.n;
 	return 0;
@@ -985,7 +978,7 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 	if (!err)
 		err = add_data_words(&pa->entries, prog->img);
 	if (!err) {
-		qsort(pa->entries.addr, pa->entries.n, sizeof(uint64_t), cmp_u64);
+		sort__u64(pa->entries.addr, pa->entries.n);
 		for (size_t r = 0; r < pa->entries.n; r++)
 			if (!w || pa->entries.addr[w - 1] != pa->entries.addr[r])
 				pa->entries.addr[w++] = pa->entries.addr[r];
