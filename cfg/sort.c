@@ -1,7 +1,8 @@
 /*
  * 64-bit address sorting (see sort.h): insertion sort for short arrays, else a least
- * significant digit radix sort on bytes that skips every byte position where all values agree
- * (addresses of one binary differ in their low three or four bytes only).
+ * significant digit radix sort on the bytes up to the highest one where the least and the
+ * greatest value differ (addresses of one binary differ in their low three or four bytes
+ * only), skipping any byte position where all values agree.
  */
 #include "sort.h"
 
@@ -29,44 +30,49 @@ static void insertion(uint64_t *v, size_t n)
 
 void sort__u64(uint64_t *v, size_t n)
 {
-	size_t (*count)[256];
-	uint64_t *tmp, *src = v, *dst, first;
+	uint64_t *tmp, *src = v, *dst, lo, hi;
+	unsigned bytes = 0;
 
-	if (n < 64) {
+	if (n < 32) {
 		insertion(v, n);
 		return;
 	}
-	count = calloc(8, sizeof(*count));
+	lo = hi = v[0];
+	for (size_t i = 1; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	/* Every value shares the bytes above the highest one where LO and HI differ. */
+	for (uint64_t x = lo ^ hi; x; x >>= 8)
+		bytes++;
+	if (!bytes)
+		return; /* all equal */
 	tmp = malloc(n * sizeof(*tmp));
-	if (!count || !tmp) {
-		free(count);
-		free(tmp);
+	if (!tmp) {
 		qsort(v, n, sizeof(*v), cmp_u64);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		for (unsigned d = 0; d < 8; d++)
-			count[d][(v[i] >> (8 * d)) & 0xff]++;
-	first = v[0];
 	dst = tmp;
-	for (unsigned d = 0; d < 8; d++) {
-		size_t sum = 0;
+	for (unsigned d = 0; d < bytes; d++) {
+		size_t count[256] = { 0 }, sum = 0;
+		unsigned shift = 8 * d;
 
-		if (count[d][(first >> (8 * d)) & 0xff] == n)
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xff]++;
+		if (count[(lo >> shift) & 0xff] == n)
 			continue; /* every value has the same byte here */
 		for (unsigned k = 0; k < 256; k++) {
-			size_t c = count[d][k];
+			size_t c = count[k];
 
-			count[d][k] = sum;
+			count[k] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[d][(src[i] >> (8 * d)) & 0xff]++] = src[i];
+			dst[count[(src[i] >> shift) & 0xff]++] = src[i];
 		src = dst;
 		dst = src == v ? tmp : v;
 	}
 	if (src != v)
 		memcpy(v, src, n * sizeof(*v));
-	free(count);
 	free(tmp);
 }
