@@ -13,6 +13,7 @@
 #include "error.h"
 #include "jump_table.h"
 #include "noreturn.h"
+#include "sort.h"
 #include "stack_height.h"
 
 #include <errno.h>
@@ -72,6 +73,7 @@ struct builder {
 
 	/* Scratch for the function being built. */
 	uint64_t entry;
+	const struct func_start *self; /* symbols__func_at(entry), set with entry */
 	struct addr_map visited;   /* insn addr -> 1 */
 	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
 	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
@@ -201,7 +203,7 @@ static uint64_t table_limit(void *ctx, uint64_t addr)
 static bool in_function(void *ctx, uint64_t addr)
 {
 	const struct builder *b = ctx;
-	const struct func_start *fs = symbols__func_at(b->syms, b->entry);
+	const struct func_start *fs = b->self;
 	size_t lo = 0, hi = b->syms->nfuncs;
 
 	if (fs && fs->size && addr >= fs->addr && addr - fs->addr < fs->size)
@@ -265,7 +267,7 @@ static bool leaves_function(struct builder *b, uint64_t a)
 	fs = symbols__func_at(b->syms, a);
 	if (fs && !(fs->fragment && fs->parent == b->entry))
 		return true;
-	self = symbols__func_at(b->syms, b->entry);
+	self = b->self;
 	return self && self->size && !in_function(b, a);
 }
 
@@ -274,16 +276,14 @@ static bool leaves_function(struct builder *b, uint64_t a)
 static bool falls_off(struct builder *b, uint64_t next)
 {
 	for (int k = 0; k < 64; k++) {
-		const cs_insn *in;
+		const struct dinsn *di;
 
 		if (leaves_function(b, next))
 			return true;
-		if (!decoder__get(&b->dec, next))
+		di = decoder__get(&b->dec, next);
+		if (!di || !(di->pad & DINSN_PAD_NOP_INT3))
 			return false;
-		in = decoder__detail(&b->dec, next);
-		if (!in || (in->id != X86_INS_NOP && in->id != X86_INS_INT3))
-			return false;
-		next += in->size;
+		next += di->size;
 	}
 	return false;
 }
@@ -363,6 +363,8 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	size_t i;
 
 	b->entry = entry;
+	/* Symbols are only added between builds (build_all): the pointer holds for this one. */
+	b->self = symbols__func_at(b->syms, entry);
 	addr_map__clear(&b->visited);
 	addr_map__clear(&b->ft_pred);
 	addr_map__clear(&b->jump_in);
@@ -544,13 +546,6 @@ static bool tables_still_hold(struct builder *b)
 	return true;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static const struct table_rec *table_at(struct builder *b, uint64_t jump)
 {
 	for (size_t i = 0; i < b->tables.n; i++)
@@ -723,8 +718,7 @@ static int assemble(struct builder *b, struct cfg_func *f)
 	uint32_t nb, one;
 	int err = 0;
 
-	if (n)
-		qsort(a, n, sizeof(*a), cmp_u64);
+	sort__u64(a, n);
 	for (i = 0; i < n && !err; i++) {
 		const struct dinsn *di = decoder__get(&b->dec, a[i]);
 		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
@@ -1457,6 +1451,12 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 		prog->funcs = b.funcs.v;
 		prog->nfuncs = b.funcs.n;
 		b.funcs.v = NULL;
+		/* The decoding lives on with the program (cfg_program.dec). */
+		prog->dec = malloc(sizeof(*prog->dec));
+		if (prog->dec) {
+			*prog->dec = b.dec;
+			memset(&b.dec, 0, sizeof(b.dec));
+		}
 	} else {
 		for (i = 0; i < b.funcs.n; i++)
 			cfg_func__release(&b.funcs.v[i]);
@@ -1477,5 +1477,15 @@ void cfg_program__free(struct cfg_program *prog)
 		cfg_func__release(&prog->funcs[i]);
 	free(prog->funcs);
 	symbols__free(&prog->syms);
+	cfg_program__drop_decoding(prog);
 	memset(prog, 0, sizeof(*prog));
+}
+
+void cfg_program__drop_decoding(struct cfg_program *prog)
+{
+	if (prog->dec) {
+		decoder__close(prog->dec);
+		free(prog->dec);
+		prog->dec = NULL;
+	}
 }

@@ -216,12 +216,18 @@ struct cfg_stats {
 	uint32_t noreturn_rounds;
 };
 
+struct decoder;
+
 struct cfg_program {
 	struct elf_image *img; /* not owned */
 	struct symbols syms;
 	struct cfg_func *funcs; /* sorted by entry */
 	size_t nfuncs;
 	struct cfg_stats stats;
+	/* The build's decoding cache (decode.h; owned, NULL in a program made by hand): the
+	 * analyses after the build (flag liveness, patch windows) read each instruction's facts
+	 * from it instead of decoding again. */
+	struct decoder *dec;
 };
 
 struct cfg_options {
@@ -235,6 +241,10 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 		       const struct cfg_options *opts);
 
 void cfg_program__free(struct cfg_program *prog);
+
+/* Frees PROG's decoding cache (cfg_program.dec, tens of MB for a large binary) once the
+ * analyses that read it are done; any later one decodes on its own, with the same results. */
+void cfg_program__drop_decoding(struct cfg_program *prog);
 
 /* The function whose entry is ADDR, or NULL. */
 struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t addr);

@@ -4,6 +4,8 @@
  */
 #include "decode.h"
 #include "error.h"
+#include "flag_liveness.h"
+#include "patch_window.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,14 +22,23 @@ int decoder__open(struct decoder *d, const struct elf_image *img)
 		return cfg_error(EINVAL, "capstone: %s", cs_strerror(e));
 	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	d->scratch = cs_malloc(d->cs);
+	d->nsecs = img->nsecs;
 	d->chunks = calloc(img->nsecs ? img->nsecs : 1, sizeof(*d->chunks));
-	if (!d->scratch || !d->chunks) {
+	d->nchunks = calloc(img->nsecs ? img->nsecs : 1, sizeof(*d->nchunks));
+	if (!d->scratch || !d->chunks || !d->nchunks) {
 		if (d->scratch)
 			cs_free(d->scratch, 1);
 		free(d->chunks);
+		free(d->nchunks);
 		d->chunks = NULL;
 		cs_close(&d->cs);
 		return -ENOMEM;
+	}
+	d->disjoint = true;
+	for (size_t k = 0; k < img->nsecs; k++) {
+		d->nchunks[k] = (img->secs[k].size + 4095) / 4096;
+		if (k && img->secs[k].addr - img->secs[k - 1].addr < img->secs[k - 1].size)
+			d->disjoint = false;
 	}
 	return 0;
 }
@@ -39,16 +50,16 @@ void decoder__close(struct decoder *d)
 	if (d->cs)
 		cs_close(&d->cs);
 	free(d->insns);
+	free(d->taken);
 	if (d->chunks) {
-		for (size_t k = 0; k < d->img->nsecs; k++) {
-			size_t nch = (d->img->secs[k].size + 4095) / 4096;
-
-			for (size_t c = 0; d->chunks[k] && c < nch; c++)
+		for (size_t k = 0; k < d->nsecs; k++) {
+			for (size_t c = 0; d->chunks[k] && c < d->nchunks[k]; c++)
 				free(d->chunks[k][c]);
 			free(d->chunks[k]);
 		}
 		free(d->chunks);
 	}
+	free(d->nchunks);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -223,16 +234,22 @@ static bool is_string_insn(unsigned id)
 /* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
 static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 {
-	const struct elf_section *s = elf_image__section_at(d->img, addr);
+	const struct elf_section *s = d->last_sec;
 	size_t k, off, c;
 
-	if (!s || !s->exec || !s->data)
-		return NULL;
+	/* Lookups come in runs within one section: try the last one first (when no two
+	 * sections overlap, it is the one the search would find). */
+	if (!s || !d->disjoint || addr < s->addr || addr - s->addr >= s->size) {
+		s = elf_image__section_at(d->img, addr);
+		if (!s || !s->exec || !s->data)
+			return NULL;
+		d->last_sec = s;
+	}
 	k = (size_t)(s - d->img->secs);
 	off = (size_t)(addr - s->addr);
 	c = off / 4096;
 	if (!d->chunks[k]) {
-		d->chunks[k] = calloc((s->size + 4095) / 4096, sizeof(**d->chunks));
+		d->chunks[k] = calloc(d->nchunks[k], sizeof(**d->chunks));
 		if (!d->chunks[k])
 			return NULL;
 	}
@@ -242,6 +259,39 @@ static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 			return NULL;
 	}
 	return &d->chunks[k][c][off % 4096];
+}
+
+/* The facts of IN the analyses after the build use (see struct dinsn). Returns 0 or
+ * -ENOMEM. */
+static int keep_facts(struct decoder *d, struct dinsn *di, const cs_insn *in)
+{
+	uint64_t taken[8];
+	unsigned n;
+
+	di->reloc = (uint8_t)patch_reloc__kind(in);
+	di->quiet = patch_insn__quiet(in);
+	flag_liveness__insn_effect(in, &di->flags_use, &di->flags_def);
+	if (in->id == X86_INS_NOP || in->id == X86_INS_INT3)
+		di->pad |= DINSN_PAD_NOP_INT3;
+	if (in->size == 2 && in->bytes[0] == 0x66 && in->bytes[1] == 0x90)
+		di->pad |= DINSN_PAD_XCHG_AX;
+	n = patch_insn__taken(d->img, in, taken, 8);
+	if (!n)
+		return 0;
+	if (d->ntaken + n > d->taken_cap) {
+		size_t cap = d->taken_cap ? 2 * d->taken_cap : 1024;
+		uint64_t *v = realloc(d->taken, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->taken = v;
+		d->taken_cap = cap;
+	}
+	di->taken = (uint32_t)d->ntaken;
+	di->ntaken = (uint8_t)n;
+	memcpy(d->taken + d->ntaken, taken, n * sizeof(*taken));
+	d->ntaken += n;
+	return 0;
 }
 
 long decoder__index(struct decoder *d, uint64_t addr)
@@ -285,6 +335,8 @@ long decoder__index(struct decoder *d, uint64_t addr)
 	    (in->id == X86_INS_JECXZ || in->id == X86_INS_JCXZ ||
 	     in->detail->x86.prefix[3] == 0x67))
 		di->probe_class = PROBE_NEVER;
+	if (keep_facts(d, di, in))
+		return -1; /* out of memory: not cached, as if undecodable this time */
 	*slot = (uint32_t)++d->n;
 	d->ndecoded++;
 	return (long)d->n - 1;

@@ -1,7 +1,10 @@
 /*
  * x86-64 instruction decoding with capstone, cached per address: each address of a binary is
  * decoded at most once however often the CFG builder revisits it. Besides the control-flow
- * facts the builder needs, it classifies each instruction for probe cost.
+ * facts the builder needs, it classifies each instruction for probe cost, and keeps from the
+ * same decoding what the later per-instruction analyses ask of it (flag liveness, patch
+ * windows): the builder's decoder lives on in the program it built (cfg_program.dec), so
+ * those analyses never decode an instruction of the CFG again.
  */
 #ifndef EDGEPROF_CFG_DECODE_H
 #define EDGEPROF_CFG_DECODE_H
@@ -22,7 +25,18 @@ struct dinsn {
 	uint8_t probe_class; /* enum insn_probe_class */
 	uint8_t cc;          /* see struct cfg_insn */
 	uint8_t rip_slot;    /* indirect through [rip+disp]: target is the slot */
+	/* For the analyses after the build, from the same capstone detail: */
+	uint8_t reloc;       /* enum reloc_kind (patch_window.h: patch_reloc__kind) */
+	uint8_t quiet;       /* cannot fault nor touch memory (patch_window.h) */
+	uint8_t flags_use;   /* flag_liveness__insn_effect: FLAG_* read ... */
+	uint8_t flags_def;   /* ... and surely written */
+	uint8_t pad;         /* DINSN_PAD_* */
+	uint8_t ntaken;      /* code addresses the instruction takes (patch_insn__taken), */
+	uint32_t taken;      /* ... at decoder.taken[taken, taken + ntaken) */
 };
+
+#define DINSN_PAD_NOP_INT3 0x1 /* capstone calls it nop or int3 */
+#define DINSN_PAD_XCHG_AX 0x2  /* 66 90 (xchg %ax,%ax) */
 
 struct decoder {
 	csh cs;          /* detail on */
@@ -33,6 +47,12 @@ struct decoder {
 	/* addr -> insns[] index + 1 (0: not decoded yet, UINT32_MAX: not an instruction), as
 	 * lazily allocated chunks of 4096 addresses per executable section. */
 	uint32_t ***chunks; /* [section][chunk] */
+	size_t nsecs;       /* of the image when opened (closing never reads the image) */
+	size_t *nchunks;    /* [section] */
+	const struct elf_section *last_sec; /* the executable section of the last lookup */
+	bool disjoint;      /* the image's sections are sorted and do not overlap */
+	uint64_t *taken;    /* see dinsn.taken */
+	size_t ntaken, taken_cap;
 	uint64_t ndecoded;
 };
 
@@ -51,7 +71,8 @@ const struct dinsn *decoder__get(struct decoder *d, uint64_t addr);
 long decoder__index(struct decoder *d, uint64_t addr);
 
 /* Decodes ADDR with full capstone detail into the decoder's scratch instruction, for the
- * analyses that need operands (jump tables). Returns NULL as decoder__get does. */
+ * analyses that need operands (jump tables). Returns NULL as decoder__get does. Never
+ * cached: prefer the facts of decoder__get where they suffice. */
 const cs_insn *decoder__detail(struct decoder *d, uint64_t addr);
 
 /* The general-purpose register family (0..15 for rax..r15) of a capstone register, or -1

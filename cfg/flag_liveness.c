@@ -1,6 +1,6 @@
 /*
  * Flag liveness per instruction (see flag_liveness.h): each instruction's reads and sure
- * writes of OF SF ZF AF PF CF from capstone's detail, corrected where capstone 4 reports a
+ * writes of OF SF ZF AF PF CF from capstone's detail (kept by the decoder, decode.h), corrected where capstone 4 reports a
  * reader as a plain writer (adc, sbb, rcl, rcr, cmc: their TEST bits are missing) or a
  * conditional writer as a sure one (shifts by %cl, rep cmps/scas), then a backward fixpoint
  * over the blocks.
@@ -219,6 +219,8 @@ int flag_liveness__compute(struct flag_liveness *fl, const struct cfg_program *p
 	int err = 0;
 
 	memset(fl, 0, sizeof(*fl));
+	if (!d && prog)
+		d = prog->dec; /* the build's decoding */
 	if (!d) {
 		err = decoder__open(&own, prog->img);
 		if (err)
@@ -239,14 +241,15 @@ int flag_liveness__compute(struct flag_liveness *fl, const struct cfg_program *p
 		goto done;
 	}
 	for (uint32_t k = 0; k < f->ninsns; k++) {
-		const cs_insn *in = decoder__detail(d, f->insns[k].addr);
+		long x = decoder__index(d, f->insns[k].addr);
 
-		if (!in || in->size != f->insns[k].size) {
+		if (x < 0 || d->insns[x].size != f->insns[k].size) {
 			use[k] = FLAG_ALL; /* cannot tell: everything live */
 			def[k] = 0;
 			continue;
 		}
-		flag_liveness__insn_effect(in, &use[k], &def[k]);
+		use[k] = d->insns[x].flags_use;
+		def[k] = d->insns[x].flags_def;
 	}
 	/* Backward fixpoint; blocks sorted by address, visited from the last. */
 	while (changed) {

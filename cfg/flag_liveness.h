@@ -1,7 +1,7 @@
 /*
  * Which arithmetic flags (OF SF ZF AF PF CF) are live before each instruction of a function:
- * a backward data-flow analysis over the function's CFG, the instructions re-decoded with
- * capstone from the ELF image. An in-process counter increment (`incq`, which writes OF SF ZF
+ * a backward data-flow analysis over the function's CFG, each instruction's effect from its
+ * capstone decoding (the one the CFG build made, kept in the program: decode.h). An in-process counter increment (`incq`, which writes OF SF ZF
  * AF PF and keeps CF) may go bare where none of the flags it writes is live, and must save and
  * restore them elsewhere. The analysis is sound rather than precise: flags are dead after a
  * call, at a return and at a tail call (the ABI keeps no flag across them: a hand-written
@@ -37,8 +37,9 @@ struct flag_liveness {
 	uint32_t ninsns, nblocks, nedges;
 };
 
-/* Computes the flag liveness of F, whose instructions are decoded from PROG's image (with D's
- * capstone handle when D is given, else with a decoder of its own). PROG's symbols tell which
+/* Computes the flag liveness of F, whose instructions are decoded from PROG's image (with D
+ * when given, else with the build's decoder PROG->dec, else with a decoder of its own: each
+ * instruction's effect is taken from the decoder's cache, decoded there at most once). PROG's symbols tell which
  * tail-call targets are cold fragments of another function (flags kept live there). Returns 0
  * with FL filled (release with flag_liveness__release), or -ENOMEM / -EINVAL (capstone). */
 int flag_liveness__compute(struct flag_liveness *fl, const struct cfg_program *prog,

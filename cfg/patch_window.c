@@ -1,7 +1,7 @@
 /*
  * Patch windows (see patch_window.h): the program's entry set, each instruction's relocation
- * kind, and per instruction the count and branch classes, from one capstone pass over every
- * function plus the flag liveness.
+ * kind, and per instruction the count and branch classes, from the facts the decoder kept of
+ * each instruction (decode.h: the CFG build's decoding, never redone) plus the flag liveness.
  */
 #include "patch_window.h"
 
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "eh_lsda.h"
+#include "sort.h"
 
 /* --- relocation kinds ------------------------------------------------------------------- */
 
@@ -153,13 +154,6 @@ static bool in_code(const struct elf_image *img, uint64_t a)
 	return s && s->exec;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Index of the first element of sorted V[0, N) that is >= A. */
 static size_t lower_bound(const uint64_t *v, size_t n, uint64_t a)
 {
@@ -281,14 +275,15 @@ static int add_tables(struct patch_entries *pe, const struct cfg_program *prog,
 	return 0;
 }
 
-/* Code addresses IN takes: a rip-relative lea's target, an immediate that is code. */
-static int add_taken(struct patch_entries *pe, const struct elf_image *img, const cs_insn *in)
+unsigned patch_insn__taken(const struct elf_image *img, const cs_insn *in, uint64_t *out,
+			   unsigned max)
 {
 	const cs_x86 *x = &in->detail->x86;
+	unsigned n = 0;
 
 	if (in->id == X86_INS_CALL || in->id == X86_INS_JMP || is_jcc(in->id))
 		return 0;
-	for (unsigned k = 0; k < x->op_count; k++) {
+	for (unsigned k = 0; k < x->op_count && n < max; k++) {
 		const cs_x86_op *op = &x->operands[k];
 		uint64_t a = 0;
 
@@ -298,14 +293,10 @@ static int add_taken(struct patch_entries *pe, const struct elf_image *img, cons
 			a = (uint64_t)op->imm;
 		else if (op->type == X86_OP_MEM && op->mem.base == X86_REG_INVALID)
 			a = (uint64_t)op->mem.disp; /* a table indexed by absolute address */
-		if (a && in_code(img, a)) {
-			int err = add(pe, a);
-
-			if (err)
-				return err;
-		}
+		if (a && in_code(img, a))
+			out[n++] = a;
 	}
-	return 0;
+	return n;
 }
 
 /* --- per function ----------------------------------------------------------------------- */
@@ -545,9 +536,24 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 {
 	uint64_t lo, hi, best = 0, best_d = UINT64_MAX;
 
+	uint64_t near[64];
+	size_t nnear = 0;
+
 	if (!w->short_jump)
 		return -ENOENT;
 	reach(w, &lo, &hi);
+	/* Only the used slots that overlap [lo, hi + 5) can clash: those, once (the used slots
+	 * are disjoint, so few); all of them when a caller's list has more there. */
+	for (size_t u = 0; u < nused && nnear <= 64; u++)
+		if (used[u] < hi + PATCH_SPRING_LEN && lo < used[u] + PATCH_SPRING_LEN) {
+			if (nnear < 64)
+				near[nnear] = used[u];
+			nnear++;
+		}
+	if (nnear <= 64) {
+		used = near;
+		nused = nnear;
+	}
 	for (size_t g = gap_from(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
 		const struct patch_gap *gp = &pa->gaps[g];
 		uint64_t a = gp->lo > lo ? gp->lo : lo;
@@ -623,8 +629,7 @@ static int code_symbols(const struct elf_image *img, uint64_t **out, size_t *n)
 		free(v.addr);
 		return err;
 	}
-	if (v.n)
-		qsort(v.addr, v.n, sizeof(uint64_t), cmp_u64);
+	sort__u64(v.addr, v.n);
 	*out = v.addr;
 	*n = v.n;
 	return 0;
@@ -657,14 +662,11 @@ static bool all_padding(struct decoder *d, uint64_t lo, uint64_t hi)
 	uint64_t a = lo;
 
 	while (a < hi) {
-		const cs_insn *in = decoder__detail(d, a);
+		const struct dinsn *di = decoder__get(d, a);
 
-		if (!in || a + in->size > hi)
+		if (!di || a + di->size > hi || !di->pad)
 			return false;
-		if (in->id != X86_INS_NOP && in->id != X86_INS_INT3 &&
-		    !(in->size == 2 && in->bytes[0] == 0x66 && in->bytes[1] == 0x90))
-			return false;
-		a += in->size;
+		a += di->size;
 	}
 	return true;
 }
@@ -867,9 +869,7 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	return 0;
 }
 
-/* Whether IN can neither fault nor touch memory: no memory operand but a lea's or a nop's, no
- * implicit stack or string access, no division. */
-static bool is_quiet(const cs_insn *in)
+bool patch_insn__quiet(const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 
@@ -896,7 +896,6 @@ static bool is_quiet(const cs_insn *in)
 static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const struct cfg_func *f,
 		     struct decoder *d)
 {
-	const struct elf_image *img = pa->prog->img;
 	int err;
 
 	pf->reloc = calloc(f->ninsns + 1, 1);
@@ -924,28 +923,31 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 			return err;
 	for (uint32_t k = 0; k < f->ninsns; k++) {
 		const struct cfg_insn *ci = &f->insns[k];
-		const cs_insn *in = decoder__detail(d, ci->addr);
+		long x = decoder__index(d, ci->addr);
+		const struct dinsn *di;
 
 		if (ci->flow == INSN_CALL || ci->flow == INSN_CALL_IND)
 			if ((err = add(&pa->entries, ci->addr + ci->size)))
 				return err;
-		if (!in || in->size != ci->size) {
+		if (x < 0 || d->insns[x].size != ci->size) {
 			pf->reloc[k] = RELOC_NO;
 			continue;
 		}
-		pf->reloc[k] = (uint8_t)patch_reloc__kind(in);
-		pf->quiet[k] = is_quiet(in);
-		if ((err = add_taken(&pa->entries, img, in)))
-			return err;
+		di = &d->insns[x];
+		pf->reloc[k] = di->reloc;
+		pf->quiet[k] = di->quiet;
+		for (uint8_t t = 0; t < di->ntaken; t++)
+			if ((err = add(&pa->entries, d->taken[di->taken + t])))
+				return err;
 	}
 	return flag_liveness__compute(&pf->fl, pa->prog, f, d);
 }
 
 int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog)
 {
-	struct decoder d;
+	struct decoder own, *d = prog->dec;
 	size_t w = 0;
-	int err;
+	int err = 0;
 
 	memset(pa, 0, sizeof(*pa));
 	pa->prog = prog;
@@ -953,14 +955,18 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 	pa->funcs = calloc(prog->nfuncs + 1, sizeof(*pa->funcs));
 	if (!pa->funcs)
 		return -ENOMEM;
-	err = decoder__open(&d, prog->img);
+	/* The decoding the build made (every instruction of the CFG is in it), else our own. */
+	if (!d) {
+		err = decoder__open(&own, prog->img);
+		d = &own;
+	}
 	if (err) {
 		free(pa->funcs);
 		pa->funcs = NULL;
 		return err;
 	}
 	for (size_t i = 0; !err && i < prog->nfuncs; i++)
-		err = scan_func(pa, &pa->funcs[i], &prog->funcs[i], &d);
+		err = scan_func(pa, &pa->funcs[i], &prog->funcs[i], d);
 	for (size_t i = 0; !err && i < prog->syms.nfuncs; i++)
 		err = add(&pa->entries, prog->syms.funcs[i].addr);
 	for (size_t i = 0; !err && i < prog->syms.nplt; i++)
@@ -972,15 +978,16 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 	if (!err)
 		err = add_data_words(&pa->entries, prog->img);
 	if (!err) {
-		qsort(pa->entries.addr, pa->entries.n, sizeof(uint64_t), cmp_u64);
+		sort__u64(pa->entries.addr, pa->entries.n);
 		for (size_t r = 0; r < pa->entries.n; r++)
 			if (!w || pa->entries.addr[w - 1] != pa->entries.addr[r])
 				pa->entries.addr[w++] = pa->entries.addr[r];
 		pa->entries.n = w;
 		pa->stats.entries = w;
-		err = find_gaps(pa, &d);
+		err = find_gaps(pa, d);
 	}
-	decoder__close(&d);
+	if (d == &own)
+		decoder__close(&own);
 	if (err) {
 		patch_analysis__release(pa);
 		return err;

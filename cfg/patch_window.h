@@ -65,6 +65,16 @@ enum reloc_kind {
 /* The relocation kind of IN (decoded with detail). */
 enum reloc_kind patch_reloc__kind(const cs_insn *in);
 
+/* Whether IN (decoded with detail) can neither fault nor touch memory: no memory operand but
+ * a lea's or a nop's, no implicit stack or string access, no division (patch_func.quiet). */
+bool patch_insn__quiet(const cs_insn *in);
+
+/* The code addresses of IMG that IN (decoded with detail) takes, entries of the set above: a
+ * rip-relative lea's target, an immediate or an absolute displacement that is code (none for
+ * a call, jmp or jcc). Writes at most MAX of them to OUT, in operand order; returns how many. */
+unsigned patch_insn__taken(const struct elf_image *img, const cs_insn *in, uint64_t *out,
+			   unsigned max);
+
 /* Sorted, unique addresses (ELF vaddrs) where code may be entered other than by falling
  * through from the previous instruction. */
 struct patch_entries {

@@ -7,7 +7,9 @@
  * of short windows: found in the padding after a function and after a jmp inside one, refused
  * where the padding is reachable (jumped into, a symbol in it, a jump-table target in it) or out
  * of jmp rel8 reach. Indirect windows: from the table load the jump-table analysis proves
- * (with the register holding the entry index) to the jump.
+ * (with the register holding the entry index) to the jump. The facts the build's decoder keeps
+ * per instruction (shared with flag liveness and the patch analysis) are checked against a
+ * fresh capstone decoding, and an analysis without them against one with them.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cfg/cfg.h"
+#include "cfg/decode.h"
 #include "cfg/flag_liveness.h"
 #include "cfg/patch_window.h"
 #include "tests/support/patch_fixtures.h"
@@ -507,6 +510,119 @@ static void test_springboard_refused(void **state)
 	assert_int_equal(func("pf_sb_tab", NULL)->flags & CFG_FUNC_UNRESOLVED, 0);
 }
 
+/* Every instruction of the CFG: the facts the build's decoder kept (cfg_program.dec) are those
+ * a fresh capstone decoding of its bytes gives; and a patch analysis made after the program
+ * dropped them (decoding on its own) is the one made from them. */
+static void test_shared_decoding(void **state)
+{
+	struct cfg_program p2;
+	struct patch_analysis a1, a2;
+	csh cs;
+	cs_insn *in;
+	size_t checked = 0;
+
+	assert_int_equal(cfg_program__build(&p2, &img, NULL), 0);
+	assert_non_null(p2.dec);
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	for (size_t i = 0; i < p2.nfuncs; i++) {
+		const struct cfg_func *f = &p2.funcs[i];
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			size_t avail = 0;
+			const uint8_t *code = elf_image__code(&img, f->insns[k].addr, &avail);
+			long x = decoder__index(p2.dec, f->insns[k].addr);
+			const struct dinsn *di;
+			uint8_t use, def;
+			uint64_t taken[8];
+			unsigned nt;
+
+			assert_non_null(code);
+			assert_true(x >= 0);
+			di = &p2.dec->insns[x];
+			assert_int_equal(cs_disasm(cs, code, avail < 15 ? avail : 15,
+						   f->insns[k].addr, 1, &in), 1);
+			assert_int_equal(di->size, in->size);
+			assert_int_equal(di->reloc, patch_reloc__kind(in));
+			assert_int_equal(di->quiet, patch_insn__quiet(in));
+			flag_liveness__insn_effect(in, &use, &def);
+			assert_int_equal(di->flags_use, use);
+			assert_int_equal(di->flags_def, def);
+			assert_int_equal(!!(di->pad & DINSN_PAD_NOP_INT3),
+					 in->id == X86_INS_NOP || in->id == X86_INS_INT3);
+			nt = patch_insn__taken(&img, in, taken, 8);
+			assert_int_equal(di->ntaken, nt);
+			if (nt)
+				assert_memory_equal(&p2.dec->taken[di->taken], taken,
+						    nt * sizeof(*taken));
+			cs_free(in, 1);
+			checked++;
+		}
+	}
+	cs_close(&cs);
+	assert_true(checked > 1000);
+
+	assert_int_equal(patch_analysis__build(&a1, &p2), 0);
+	cfg_program__drop_decoding(&p2);
+	assert_null(p2.dec);
+	assert_int_equal(patch_analysis__build(&a2, &p2), 0);
+	assert_int_equal(a1.entries.n, a2.entries.n);
+	assert_memory_equal(a1.entries.addr, a2.entries.addr, a1.entries.n * sizeof(uint64_t));
+	assert_int_equal(a1.ngaps, a2.ngaps);
+	if (a1.ngaps)
+		assert_memory_equal(a1.gaps, a2.gaps, a1.ngaps * sizeof(*a1.gaps));
+	assert_memory_equal(&a1.stats, &a2.stats, sizeof(a1.stats));
+	for (size_t i = 0; i < p2.nfuncs; i++) {
+		const struct cfg_func *f = &p2.funcs[i];
+		const struct patch_func *x = &a1.funcs[i], *y = &a2.funcs[i];
+		size_t n = f->ninsns;
+
+		assert_int_equal(x->refused, y->refused);
+		if (!n)
+			continue;
+		assert_memory_equal(x->reloc, y->reloc, n);
+		assert_memory_equal(x->quiet, y->quiet, n);
+		assert_memory_equal(x->count_class, y->count_class, n);
+		assert_memory_equal(x->branch_class, y->branch_class, n);
+		assert_memory_equal(x->indirect_class, y->indirect_class, n);
+		assert_memory_equal(x->fl.before, y->fl.before, n);
+		assert_memory_equal(x->fl.block_in, y->fl.block_in, f->nblocks + 1);
+		if (f->nedges)
+			assert_memory_equal(x->fl.edge, y->fl.edge, f->nedges);
+	}
+	patch_analysis__release(&a1);
+	patch_analysis__release(&a2);
+	cfg_program__free(&p2);
+}
+
+/* The springboard query looks at the used slots near the window only: a long list of slots
+ * far away changes nothing, the near one still counts. */
+static void test_springboard_many_used(void **state)
+{
+	size_t fi;
+	const struct cfg_func *f = func("pf_short", &fi);
+	uint32_t k = insn_of(f, pf_short_inc);
+	struct patch_window w;
+	uint64_t sb, sb1, sb2, *used = malloc(1001 * sizeof(*used));
+	int r1, r2;
+
+	assert_non_null(used);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, k, NULL, 0, 0, &w), 0);
+	assert_true(w.short_jump);
+	assert_int_equal(patch_analysis__springboard(&pa, &w, NULL, 0, NULL, 0, &sb), 0);
+	for (size_t u = 0; u < 1000; u++)
+		used[u] = u % 2 ? w.start + 4096 + 5 * u : w.start - 4096 - 5 * u;
+	assert_int_equal(patch_analysis__springboard(&pa, &w, used, 1000, NULL, 0, &sb1), 0);
+	assert_int_equal(sb1, sb);
+	used[1000] = sb;
+	r1 = patch_analysis__springboard(&pa, &w, used, 1001, NULL, 0, &sb1);
+	r2 = patch_analysis__springboard(&pa, &w, &used[1000], 1, NULL, 0, &sb2);
+	assert_int_equal(r1, r2);
+	if (!r1)
+		assert_int_equal(sb1, sb2);
+	free(used);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,7 +630,8 @@ int main(void)
 		cmocka_unit_test(test_flags),        cmocka_unit_test(test_reloc_kinds),
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_springboards), cmocka_unit_test(test_springboard_refused),
-		cmocka_unit_test(test_indirect),
+		cmocka_unit_test(test_indirect),     cmocka_unit_test(test_shared_decoding),
+		cmocka_unit_test(test_springboard_many_used),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

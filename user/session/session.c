@@ -222,6 +222,7 @@ static int object_prepare(struct session_object *o, const char *path,
 	/* Where in-process counters can go, before the plan prices its sites. */
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
+	cfg_program__drop_decoding(&o->prog); /* read by the CFG and patch analyses only */
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
 			return -1;
