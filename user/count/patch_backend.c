@@ -282,8 +282,7 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	const struct placement *pl = o->pl;
 	struct points pts = { 0 };
 	uint64_t *taken = NULL; /* addresses no window may hold: uprobe sites, breakpoints */
-	uint64_t *used = NULL;  /* springboards given out */
-	size_t ntaken = 0, nused = 0, prev = SIZE_MAX;
+	size_t ntaken = 0, prev = SIZE_MAX;
 	int err = 0;
 
 	*nrefused = 0;
@@ -298,10 +297,8 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	po->win_sb = calloc(pl->nsites + 1, sizeof(*po->win_sb));
 	po->nwin = pl->nsites;
 	taken = malloc((pl->nsites + o->navoid + 1) * sizeof(*taken));
-	used = malloc((pl->nsites + 1) * sizeof(*used));
-	if (!po->win_start || !po->win_len || !po->win_sb || !taken || !used) {
+	if (!po->win_start || !po->win_len || !po->win_sb || !taken) {
 		free(taken);
-		free(used);
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
@@ -314,6 +311,7 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	for (size_t i = 0; i < o->navoid; i++)
 		taken[ntaken++] = o->avoid[i];
 	qsort(taken, ntaken, sizeof(*taken), cmp_u64);
+	patch_sites__reset_springboards(po->ps);
 	/* Sites are sorted by address, windows of branch sites may reach back before theirs:
 	 * a window that overlaps the last one kept is refused. */
 	for (size_t i = 0; i < pl->nsites; i++) {
@@ -324,7 +322,7 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		if (!patch_counts_class(s->probe_class))
 			continue;
 		/* An indirect window relocates up to its jump: no other site may lie in there. */
-		if (patch_sites__window(po->ps, s, pts.v, pts.n, used, nused, &start, &len, &sb) ||
+		if (patch_sites__window(po->ps, s, pts.v, pts.n, NULL, 0, &start, &len, &sb) ||
 		    (end = patch_sites__span_end(po->ps, s, start, len),
 		     any_in(taken, ntaken, start, end)) ||
 		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
@@ -342,7 +340,7 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		po->win_len[i] = len;
 		po->win_sb[i] = sb;
 		if (sb)
-			used[nused++] = sb;
+			patch_sites__take(po->ps, sb);
 		prev = i;
 	}
 	if (nforeign)
@@ -354,7 +352,6 @@ out:
 	free(mem.buf);
 	free(pts.v);
 	free(taken);
-	free(used);
 	return err;
 }
 
@@ -377,8 +374,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	const struct placement *pl = o->pl;
 	struct patcher_region reg;
 	struct patch_blob *blobs;
-	size_t n = 0, cap, nsb = 0;
-	uint64_t lo, hi, *off;
+	size_t n = 0, nsb = 0;
+	uint64_t lo, hi, cap, off;
 	int err = 0, r;
 
 	*nrefused = 0;
@@ -400,35 +397,20 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		}
 	}
 	blobs = calloc(n, sizeof(*blobs));
-	off = calloc(n + 1, sizeof(*off));
-	if (!blobs || !off) {
-		free(blobs);
-		free(off);
+	if (!blobs) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
 	code_range(o, &lo, &hi);
 	patch_sites__place_slots(po->ps, o->capacity);
-	/* Trampolines are as long wherever they go (rel32 everywhere): measure them at the
-	 * start of the code, then map the region and generate them in place. */
-	n = 0;
-	for (size_t i = 0; i < pl->nsites && !err; i++) {
-		struct patch_blob t = { 0 };
-
-		if (i >= po->nwin || !po->win_len[i])
-			continue;
-		err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i],
-					po->win_sb[i], o->bias, lo, lo, b->atomic, &t);
-		if (err) {
-			pr_err("'%s': cannot generate the counter at %#llx", o->path,
-			       (unsigned long long)pl->sites[i].addr);
-			break;
-		}
-		off[n + 1] = off[n] + ((t.tramp_len + 15) & ~15u);
-		n++;
-		patch_blob__release(&t);
+	/* Room for the longest trampoline at every site (only the pages written are ever
+	 * backed): the region is mapped first and each trampoline made once, in place, right
+	 * after the one before. */
+	cap = n * (uint64_t)((TRAMP_MAX_LEN + 15) & ~15);
+	if (cap > UINT32_MAX / 2) {
+		pr_err("'%s': too many sites for one trampoline region", o->path);
+		err = -ENOSPC;
 	}
-	cap = off[n];
 	if (!err) {
 		r = po->region >= 0 ? po->region
 				    : patcher__add_region(b->pt, lo, hi,
@@ -439,26 +421,34 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		else
 			po->region = r;
 	}
+	off = 0;
 	if (!err) {
 		const struct patcher_region *rg = patcher__region(b->pt, (size_t)po->region);
 
-		if (rg->tramp_size < cap) {
-			pr_err("'%s': the trampoline region is too small", o->path);
-			err = -ENOSPC;
-		}
 		for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
 			if (i >= po->nwin || !po->win_len[i])
 				continue;
+			if (off + TRAMP_MAX_LEN > rg->tramp_size) {
+				pr_err("'%s': the trampoline region is too small", o->path);
+				err = -ENOSPC;
+				break;
+			}
 			err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
 						po->win_len[i], po->win_sb[i], o->bias,
-						rg->tramp_base + off[j],
-						rg->counters_base, b->atomic, &blobs[j]);
+						rg->tramp_base + off, rg->counters_base, b->atomic,
+						&blobs[j]);
+			if (err) {
+				pr_err("'%s': cannot generate the counter at %#llx", o->path,
+				       (unsigned long long)pl->sites[i].addr);
+				break;
+			}
+			off += (blobs[j].tramp_len + 15) & ~15u;
 			j++;
 		}
 	}
+	cap = off;
 	if (!err)
 		err = patcher__install(b->pt, blobs, n);
-	free(off);
 	if (err) {
 		for (size_t j = 0; j < n; j++)
 			patch_blob__release(&blobs[j]);

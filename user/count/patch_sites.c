@@ -6,11 +6,15 @@
  * increments goes (flag-saving increments keep them with lahf/seto, the cheaper measured way).
  * Indirect sites get a window from their table load to their jump and an indexed increment
  * into slots of their own, one per table entry, folded into per-edge counts when read.
+ * Springboard slots are handed out to a plan's short windows in address order, each the
+ * lowest free one in reach (which leaves the most room to the windows after it), against a
+ * map of the padding bytes already taken.
  */
 #include "user/count/patch_sites.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cfg/elf_image.h"
 #include "cfg/patch_window.h"
@@ -28,6 +32,9 @@ struct patch_sites {
 	struct ind_slots *ind; /* by jump address */
 	size_t nind;
 	uint32_t nslots, first;
+	uint8_t *taken;	  /* per byte of the padding gaps: 1 once a slot taken holds it */
+	uint64_t *gap_at; /* gap g's first byte in taken */
+	uint64_t gap_bytes;
 };
 
 static int cmp_ind(const void *a, const void *b)
@@ -79,6 +86,102 @@ static const struct ind_slots *ind_of(const struct patch_sites *ps, uint64_t jum
 	return ps->nind ? bsearch(&key, ps->ind, ps->nind, sizeof(key), cmp_ind) : NULL;
 }
 
+/* The first gap whose end is above A, or pa->ngaps. */
+static size_t gap_after(const struct patch_analysis *pa, uint64_t a)
+{
+	size_t lo = 0, hi = pa->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pa->gaps[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether any of the sorted V[0, N) lies in [LO, HI). */
+static bool sorted_any_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, z = n;
+
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+
+		if (v[m] < lo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a < n && v[a] < hi;
+}
+
+/* The lowest springboard slot in reach of a jmp rel8 at START (see patch_window.h) whose 5
+ * bytes lie in one gap, none of them taken (patch_sites__take) nor in a slot of USED[0, NUSED)
+ * (slot starts), holding none of AVOID[0, NAVOID) (sorted); 0 when there is none. */
+static uint64_t free_slot(const struct patch_sites *ps, uint64_t start, const uint64_t *used,
+			  size_t nused, const uint64_t *avoid, size_t navoid)
+{
+	const struct patch_analysis *pa = &ps->pa;
+	uint64_t from = start + PATCH_JMP8_LEN;
+	uint64_t lo = from >= 128 ? from - 128 : 0, hi = from + 127;
+
+	for (size_t g = gap_after(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
+		const struct patch_gap *gp = &pa->gaps[g];
+		uint64_t x = gp->lo > lo ? gp->lo : lo;
+		size_t run = 0; /* free bytes ending at x */
+
+		for (; x < gp->hi && x < hi + PATCH_SPRING_LEN; x++) {
+			bool clash = ps->taken[ps->gap_at[g] + (x - gp->lo)];
+
+			for (size_t u = 0; !clash && u < nused; u++)
+				clash = used[u] <= x && x < used[u] + PATCH_SPRING_LEN;
+			run = clash ? 0 : run + 1;
+			if (run == PATCH_SPRING_LEN) {
+				uint64_t sb = x + 1 - PATCH_SPRING_LEN;
+
+				if (!sorted_any_in(avoid, navoid, sb, sb + PATCH_SPRING_LEN))
+					return sb;
+				run--; /* the next start */
+			}
+		}
+	}
+	return 0;
+}
+
+void patch_sites__reset_springboards(struct patch_sites *ps)
+{
+	if (ps->taken)
+		memset(ps->taken, 0, ps->gap_bytes);
+}
+
+void patch_sites__take(struct patch_sites *ps, uint64_t sb)
+{
+	const struct patch_analysis *pa = &ps->pa;
+	size_t g = gap_after(pa, sb);
+
+	if (g < pa->ngaps && pa->gaps[g].lo <= sb && sb + PATCH_SPRING_LEN <= pa->gaps[g].hi)
+		memset(ps->taken + ps->gap_at[g] + (sb - pa->gaps[g].lo), 1, PATCH_SPRING_LEN);
+}
+
+/* The map of the gaps' bytes. Returns 0 or -ENOMEM. */
+static int map_gaps(struct patch_sites *ps)
+{
+	const struct patch_analysis *pa = &ps->pa;
+
+	ps->gap_at = calloc(pa->ngaps + 1, sizeof(*ps->gap_at));
+	if (!ps->gap_at)
+		return -ENOMEM;
+	for (size_t g = 0; g < pa->ngaps; g++) {
+		ps->gap_at[g] = ps->gap_bytes;
+		ps->gap_bytes += pa->gaps[g].hi - pa->gaps[g].lo;
+	}
+	ps->taken = calloc(ps->gap_bytes + 1, 1);
+	return ps->taken ? 0 : -ENOMEM;
+}
+
 int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 {
 	struct patch_sites *ps = calloc(1, sizeof(*ps));
@@ -94,7 +197,9 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 		return err;
 	}
 	patch_analysis__apply(&ps->pa, prog);
-	err = lay_out_slots(ps);
+	err = map_gaps(ps);
+	if (!err)
+		err = lay_out_slots(ps);
 	if (err) {
 		patch_sites__close(ps);
 		return err;
@@ -155,8 +260,8 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 	int err = site_window(ps, s, avoid, navoid, &w);
 
 	*sb = 0;
-	if (!err && w.short_jump)
-		err = patch_analysis__springboard(&ps->pa, &w, used, nused, avoid, navoid, sb);
+	if (!err && w.short_jump && !(*sb = free_slot(ps, w.start, used, nused, avoid, navoid)))
+		err = -ENOENT;
 	if (err)
 		return err;
 	*start = w.start;
@@ -283,6 +388,8 @@ void patch_sites__close(struct patch_sites *ps)
 	if (!ps)
 		return;
 	free(ps->ind);
+	free(ps->taken);
+	free(ps->gap_at);
 	patch_analysis__release(&ps->pa);
 	free(ps);
 }

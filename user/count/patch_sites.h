@@ -30,12 +30,18 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog);
 /* The window for site S of the plan: [*START, *START + *LEN) in ELF vaddrs, none of whose
  * instructions but the first starts at one of AVOID[0, NAVOID) (sorted ELF vaddrs where a held
  * thread may resume). A short window also gets its springboard *SB (ELF vaddr; else *SB = 0),
- * a slot overlapping none of USED[0, NUSED) (the springboards given to other sites) and
- * holding none of AVOID. Returns 0, or -ENOENT when there is none (then S must not be
- * patched). */
+ * the lowest slot in reach overlapping none taken (patch_sites__take) nor any of USED[0,
+ * NUSED) (slot starts; may be NULL) and holding none of AVOID. Returns 0, or -ENOENT when
+ * there is none (then S must not be patched). */
 int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s,
 			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
 			uint64_t *start, uint8_t *len, uint64_t *sb);
+
+/* Marks the springboard slot [SB, SB + 5) taken: patch_sites__window hands it out no more. */
+void patch_sites__take(struct patch_sites *ps, uint64_t sb);
+
+/* Frees every slot taken (a new plan is about to be given its springboards). */
+void patch_sites__reset_springboards(struct patch_sites *ps);
 
 /* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
  * an ELF vaddr patch_sites__window gave, or 0): BIAS is the object's

@@ -454,16 +454,69 @@ static int attach_loops(struct session *s)
 	return pr_err("'%s': the kernel keeps refusing loop probe sites", c->path);
 }
 
+/* A digest of the classes of each function's instructions (what its plan depends on), in
+ * SUM[nfuncs]. */
+static void class_digests(const struct cfg_program *prog, uint64_t *sum)
+{
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+		uint64_t h = 0xcbf29ce484222325ULL;
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			const struct cfg_insn *in = &f->insns[k];
+
+			h = (h ^ (in->probe_class | (uint64_t)in->patch_count << 8 |
+				  (uint64_t)in->patch_branch << 16 |
+				  (uint64_t)in->patch_indirect << 24)) *
+			    0x100000001b3ULL;
+		}
+		sum[i] = h;
+	}
+}
+
+/* Plans C's probes again after a backend refused some of its sites (their instructions'
+ * classes changed since DIGEST was taken): only the functions holding them. Returns 0 or
+ * -ENOMEM. */
+static int replan(struct session_object *c, const uint64_t *digest)
+{
+	size_t n = c->prog.nfuncs, nredo = 0;
+	uint64_t *now = malloc((n + 1) * sizeof(*now));
+	bool *redo = calloc(n + 1, sizeof(*redo));
+	struct placement pl;
+	int err = -ENOMEM;
+
+	if (now && redo) {
+		class_digests(&c->prog, now);
+		for (size_t i = 0; i < n; i++)
+			nredo += redo[i] = now[i] != digest[i];
+		err = placement__replan(&pl, &c->prog, &c->popt, &c->pl, redo);
+	}
+	if (!err) {
+		pr_debug("'%s': %zu functions planned again", c->path, nredo);
+		placement__free(&c->pl);
+		c->pl = pl;
+	}
+	free(now);
+	free(redo);
+	return err;
+}
+
 int session__attach(struct session *s, size_t k, int pid)
 {
 	struct session_object *c = &s->objs[k];
+	uint64_t *digest = malloc((c->prog.nfuncs + 1) * sizeof(*digest));
+	int ret = -1;
 
+	if (!digest)
+		return pr_err("out of memory");
 	for (int round = 0; round < 8; round++) {
 		struct count_object co = count_object_of(c, k);
 		size_t nbad = 0, b = 0;
 		int err = 0;
+		double t0 = now_seconds();
 
 		co.bias = load_bias(pid, c->path, &c->img);
+		class_digests(&c->prog, digest);
 		/* What a backend can tell without installing anything, first; then each attaches
 		 * (the uprobe backend, first, finds refusals only by attaching, and leaves nothing
 		 * installed when it refuses). */
@@ -475,30 +528,47 @@ int session__attach(struct session *s, size_t k, int pid)
 		for (size_t u = 0; u < s->nbackends && !err && !nbad; u++) {
 			b = u + 1;
 			err = s->backends[u].ops->attach(s->backends[u].be, &co, pid, &nbad);
-			if (nbad && u > 0)
-				return pr_err("'%s': %s refused sites it had accepted", c->path,
-					      s->backends[u].ops->name);
+			if (nbad && u > 0) {
+				pr_err("'%s': %s refused sites it had accepted", c->path,
+				       s->backends[u].ops->name);
+				goto out;
+			}
 		}
-		if (err)
-			return err;
+		pr_debug("'%s': round %d: checked and attached in %.3f s", c->path, round,
+			 now_seconds() - t0);
+		if (err) {
+			ret = err;
+			goto out;
+		}
 		if (!nbad) {
 			c->bias = co.bias;
 			c->attached = true;
-			return k == 0 && s->loop_stats ? attach_loops(s) : 0;
+			ret = k == 0 && s->loop_stats ? attach_loops(s) : 0;
+			goto out;
 		}
 		pr_info("'%s': %s refuse %zu sites: placing counters without them", c->path,
 			s->backends[b - 1].ops->name, nbad);
-		placement__free(&c->pl);
-		if (placement__plan(&c->pl, &c->prog, &c->popt))
-			return pr_err("'%s': out of memory planning probes", c->path);
-		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
-			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
-				      c->path, c->pl.ncounters, c->capacity);
-		if (plan_ordinals(&c->pl) > c->nordinals)
-			return pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
-				      c->path, plan_ordinals(&c->pl), c->nordinals);
+		t0 = now_seconds();
+		if (replan(c, digest)) {
+			pr_err("'%s': out of memory planning probes", c->path);
+			goto out;
+		}
+		pr_debug("'%s': planned again in %.3f s", c->path, now_seconds() - t0);
+		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity) {
+			pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
+			       c->path, c->pl.ncounters, c->capacity);
+			goto out;
+		}
+		if (plan_ordinals(&c->pl) > c->nordinals) {
+			pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
+			       c->path, plan_ordinals(&c->pl), c->nordinals);
+			goto out;
+		}
 	}
-	return pr_err("'%s': the counting mechanisms keep refusing sites", c->path);
+	pr_err("'%s': the counting mechanisms keep refusing sites", c->path);
+out:
+	free(digest);
+	return ret;
 }
 
 int session__check_libs(struct session *s, int pid)
