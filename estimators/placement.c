@@ -687,8 +687,7 @@ static int old_plan__index(struct old_plan *o, const struct placement *pl, const
 /* Takes function FI's plan from the old plan O into P and FP, its counters and ordinals
  * renumbered as a plan made again would number them. Returns 0, 1 when it must be planned
  * again after all (one of its sites is now another function's), or -ENOMEM. */
-static int copy_func(struct planner *p, const struct old_plan *o, size_t fi,
-		     struct func_plan *fp)
+static int copy_func(struct planner *p, const struct old_plan *o, size_t fi, struct func_plan *fp)
 {
 	const struct cfg_func *f = &p->prog->funcs[fi];
 	const struct func_plan *ofp = &o->pl->funcs[fi];
@@ -700,8 +699,8 @@ static int copy_func(struct planner *p, const struct old_plan *o, size_t fi,
 		const struct probe_site *s = &o->pl->sites[o->sites[k]];
 		uint32_t end = s->kind == SITE_INDIRECT ? s->counter + s->counter2
 			       : s->counter2 != PLACEMENT_NO_COUNTER && s->counter2 > s->counter
-				       ? s->counter2 + 1
-				       : s->counter + 1;
+				   ? s->counter2 + 1
+				   : s->counter + 1;
 
 		if (site_lookup(p, s->addr))
 			return 1;
@@ -740,12 +739,12 @@ static int copy_func(struct planner *p, const struct old_plan *o, size_t fi,
 	memcpy(fp->in_tree, ofp->in_tree, (f->nedges + 1) * sizeof(*fp->in_tree));
 	for (uint32_t e = 0; e <= f->nedges; e++)
 		fp->edge_counter[e] = ofp->edge_counter[e] == PLACEMENT_NO_COUNTER
-					      ? PLACEMENT_NO_COUNTER
-					      : ofp->edge_counter[e] + cdelta;
+					  ? PLACEMENT_NO_COUNTER
+					  : ofp->edge_counter[e] + cdelta;
 	for (uint32_t b = 0; b < f->nblocks; b++)
 		fp->block_counter[b] = ofp->block_counter[b] == PLACEMENT_NO_COUNTER
-					       ? PLACEMENT_NO_COUNTER
-					       : ofp->block_counter[b] + cdelta;
+					   ? PLACEMENT_NO_COUNTER
+					   : ofp->block_counter[b] + cdelta;
 	return 0;
 }
 
@@ -762,7 +761,7 @@ int placement__replan(struct placement *pl, const struct cfg_program *prog,
 		      const struct placement_options *opt, const struct placement *old,
 		      const bool *redo)
 {
-	struct old_plan o = { 0 };
+	struct old_plan o = {0};
 	int err;
 
 	if (old->nfuncs != prog->nfuncs)
@@ -804,9 +803,9 @@ static int plan(struct placement *pl, const struct cfg_program *prog,
 		 * classes (the caller's REDO) and the sites of the functions before it (one
 		 * excluded for sharing code with them is planned again). */
 		if (old && !old->redo[fi] &&
-		    !(old->pl->funcs[fi].status == PLAN_EXCLUDED &&
-		      old->pl->funcs[fi].reason &&
-		      strcmp(old->pl->funcs[fi].reason, "code shared with another function") == 0)) {
+		    !(old->pl->funcs[fi].status == PLAN_EXCLUDED && old->pl->funcs[fi].reason &&
+		      strcmp(old->pl->funcs[fi].reason, "code shared with another function") ==
+			  0)) {
 			err = copy_func(&p, old, fi, fp);
 			if (err <= 0)
 				continue;

@@ -1257,9 +1257,9 @@ static void assert_same_plan(const struct cfg_program *p, const struct placement
  * what a whole new plan gives, planning only those functions again. */
 static void test_replan(void **state)
 {
-	struct cfg_program p2 = { 0 };
+	struct cfg_program p2 = {0};
 	struct patch_sites *ps;
-	struct placement_options opt = { .mode = PLACEMENT_CHORDS };
+	struct placement_options opt = {.mode = PLACEMENT_CHORDS};
 	struct placement a, b, c;
 	bool *redo;
 	size_t nredo = 0;
@@ -1302,16 +1302,24 @@ static void test_replan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loop_count),   cmocka_unit_test(test_loop_branch),
-		cmocka_unit_test(test_loop_to_block_end), cmocka_unit_test(test_rip),
-		cmocka_unit_test(test_calls),        cmocka_unit_test(test_flags_live),
-		cmocka_unit_test(test_branch_flags), cmocka_unit_test(test_pc_map),
-		cmocka_unit_test(test_refusals),     cmocka_unit_test(test_patch_sites),
-		cmocka_unit_test(test_every_window), cmocka_unit_test(test_whole_function),
-		cmocka_unit_test(test_red_zone),     cmocka_unit_test(test_threads_atomic),
-		cmocka_unit_test(test_springboard_sites),
-		cmocka_unit_test(test_indexed),      cmocka_unit_test(test_indexed_forms),
-		cmocka_unit_test(test_replan),
+	    cmocka_unit_test(test_loop_count),
+	    cmocka_unit_test(test_loop_branch),
+	    cmocka_unit_test(test_loop_to_block_end),
+	    cmocka_unit_test(test_rip),
+	    cmocka_unit_test(test_calls),
+	    cmocka_unit_test(test_flags_live),
+	    cmocka_unit_test(test_branch_flags),
+	    cmocka_unit_test(test_pc_map),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_patch_sites),
+	    cmocka_unit_test(test_every_window),
+	    cmocka_unit_test(test_whole_function),
+	    cmocka_unit_test(test_red_zone),
+	    cmocka_unit_test(test_threads_atomic),
+	    cmocka_unit_test(test_springboard_sites),
+	    cmocka_unit_test(test_indexed),
+	    cmocka_unit_test(test_indexed_forms),
+	    cmocka_unit_test(test_replan),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

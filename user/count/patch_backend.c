@@ -433,10 +433,9 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 				err = -ENOSPC;
 				break;
 			}
-			err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
-						po->win_len[i], po->win_sb[i], o->bias,
-						rg->tramp_base + off, rg->counters_base, b->atomic,
-						&blobs[j]);
+			err = patch_sites__emit(
+			    po->ps, &pl->sites[i], po->win_start[i], po->win_len[i], po->win_sb[i],
+			    o->bias, rg->tramp_base + off, rg->counters_base, b->atomic, &blobs[j]);
 			if (err) {
 				pr_err("'%s': cannot generate the counter at %#llx", o->path,
 				       (unsigned long long)pl->sites[i].addr);

@@ -555,12 +555,14 @@ int session__attach(struct session *s, size_t k, int pid)
 		}
 		pr_debug("'%s': planned again in %.3f s", c->path, now_seconds() - t0);
 		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity) {
-			pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
-			       c->path, c->pl.ncounters, c->capacity);
+			pr_err(
+			    "'%s': %u counters needed after leaving out refused probes, %u loaded",
+			    c->path, c->pl.ncounters, c->capacity);
 			goto out;
 		}
 		if (plan_ordinals(&c->pl) > c->nordinals) {
-			pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
+			pr_err("'%s': %u jump-table sites after leaving out refused probes, %u "
+			       "reserved",
 			       c->path, plan_ordinals(&c->pl), c->nordinals);
 			goto out;
 		}
