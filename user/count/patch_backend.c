@@ -43,6 +43,7 @@ struct patch_obj {
 	size_t nblobs;
 	struct probe_site *ind;   /* the indirect sites installed (their slots fold at read) */
 	size_t nind;
+	bool reserved;            /* springboards reserved (patch_backend__settle) */
 };
 
 struct patch_backend {
@@ -273,11 +274,14 @@ static bool same_as_file(const struct count_object *o, const struct code_copy *c
 	return false;
 }
 
-static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
+/* Gives every site of O's plan a window, or refuses it (its class dropped, its function set
+ * in REDO when not NULL): in process PID, or with PID 0 from the binary alone (no held thread,
+ * no foreign byte can be known then). */
+static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
+		       size_t *nrefused, bool *redo)
 {
 	struct code_copy mem = { 0 };
 	size_t nforeign = 0;
-	struct patch_backend *b = be;
 	struct patch_obj *po;
 	const struct placement *pl = o->pl;
 	struct points pts = { 0 };
@@ -302,9 +306,10 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
-	if (b->attach_mode && (err = held_points(o, pid, &pts)))
+	if (pid > 0 && b->attach_mode && (err = held_points(o, pid, &pts)))
 		goto out;
-	code_image(o, pid, &mem);
+	if (pid > 0)
+		code_image(o, pid, &mem);
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (!patch_counts_class(pl->sites[i].probe_class))
 			taken[ntaken++] = pl->sites[i].addr;
@@ -333,6 +338,8 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
 			refuse(o, s);
+			if (redo)
+				redo[s->func] = true;
 			++*nrefused;
 			continue;
 		}
@@ -353,6 +360,37 @@ out:
 	free(pts.v);
 	free(taken);
 	return err;
+}
+
+static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
+{
+	return check_sites(be, o, pid, nrefused, NULL);
+}
+
+int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool *redo,
+			  size_t *nrefused)
+{
+	struct patch_obj *po;
+	size_t ndropped = 0;
+	int err;
+
+	*nrefused = 0;
+	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps)
+		return 0;
+	po = &b->objs[o->index];
+	if (!po->reserved) {
+		err = patch_sites__reserve(po->ps, o->pl, redo, &ndropped);
+		if (err) {
+			pr_err("out of memory");
+			return err;
+		}
+		po->reserved = true;
+		if (ndropped) {
+			*nrefused = ndropped;
+			return 0;
+		}
+	}
+	return check_sites(b, o, 0, nrefused, redo);
 }
 
 /* How many threads process PID has (1 when it cannot tell). */

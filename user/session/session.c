@@ -197,6 +197,54 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
+/* Makes O's plan final for in-process counters as far as the binary tells (see
+ * patch_backend__settle): the functions whose sites the patch backend cannot take are planned
+ * again until it takes every one, so that at the attach only run-time reasons (a held thread,
+ * another tool's breakpoint) can refuse a site. Returns 0 or -1 (reported). */
+static int object_settle(struct session_object *o, struct patch_backend *pb, unsigned index)
+{
+	bool *redo = calloc(o->prog.nfuncs + 1, sizeof(*redo));
+	int ret = -1;
+
+	if (!redo)
+		return pr_err("out of memory");
+	for (int round = 0; round < 16; round++) {
+		struct count_object co = count_object_of(o, index);
+		struct placement pl;
+		size_t nbad = 0, nredo = 0;
+		double t0 = now_seconds();
+
+		memset(redo, 0, (o->prog.nfuncs + 1) * sizeof(*redo));
+		if (patch_backend__settle(pb, &co, redo, &nbad))
+			goto out;
+		if (!nbad) {
+			ret = 0;
+			goto out;
+		}
+		for (size_t i = 0; i < o->prog.nfuncs; i++)
+			nredo += redo[i];
+		if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo)) {
+			pr_err("'%s': out of memory planning probes", o->path);
+			goto out;
+		}
+		placement__free(&o->pl);
+		o->pl = pl;
+		if (o->capacity && (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity ||
+				    plan_ordinals(&o->pl) > o->nordinals)) {
+			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out refused probes, %u and %u loaded",
+			       o->path, o->pl.ncounters, plan_ordinals(&o->pl), o->capacity,
+			       o->nordinals);
+			goto out;
+		}
+		pr_debug("'%s': in-process counters cannot take %zu sites: %zu functions planned again (%.3f s)",
+			 o->path, nbad, nredo, now_seconds() - t0);
+	}
+	pr_err("'%s': in-process counters keep refusing sites", o->path);
+out:
+	free(redo);
+	return ret;
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights,
@@ -230,6 +278,8 @@ static int object_prepare(struct session_object *o, const char *path,
 	}
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
+	if (pb && object_settle(o, pb, index))
+		return -1;
 	/* Room for a plan made again without refused sites (see session__attach). */
 	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
 	if (o->capacity < o->pl.nsites + 1024)
@@ -334,8 +384,13 @@ void session__avoid(struct session *s, uint64_t vaddr)
 {
 	struct session_object *o = &s->objs[0];
 
-	if (vaddr && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
+	if (vaddr && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0])) {
 		o->avoid[o->navoid++] = vaddr;
+		/* No window may hold it: known before the process exists too. */
+		if (s->patch && object_settle(o, s->patch, 0))
+			pr_warn("'%s': in-process counters could not be planned around %#llx",
+				o->path, (unsigned long long)vaddr);
+	}
 }
 
 int session__count_pid(struct session *s, int pid)
