@@ -43,7 +43,7 @@ struct patch_obj {
 	size_t nblobs;
 	struct probe_site *ind;   /* the indirect sites installed (their slots fold at read) */
 	size_t nind;
-	bool reserved;            /* springboards reserved (patch_backend__settle) */
+	bool reserved; /* springboards reserved (patch_backend__settle) */
 };
 
 struct patch_backend {
@@ -277,8 +277,8 @@ static bool same_as_file(const struct count_object *o, const struct code_copy *c
 /* Gives every site of O's plan a window, or refuses it (its class dropped, its function set
  * in REDO when not NULL): in process PID, or with PID 0 from the binary alone (no held thread,
  * no foreign byte can be known then). */
-static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
-		       size_t *nrefused, bool *redo)
+static int check_sites(struct patch_backend *b, struct count_object *o, int pid, size_t *nrefused,
+		       bool *redo)
 {
 	struct code_copy mem = { 0 };
 	size_t nforeign = 0;

@@ -176,8 +176,9 @@ static uint8_t taken_at(const struct patch_sites *ps, uint64_t a)
 	const struct patch_analysis *pa = &ps->pa;
 	size_t g = gap_after(pa, a);
 
-	return g < pa->ngaps && pa->gaps[g].lo <= a ? ps->taken[ps->gap_at[g] + (a - pa->gaps[g].lo)]
-						    : 0;
+	return g < pa->ngaps && pa->gaps[g].lo <= a
+		   ? ps->taken[ps->gap_at[g] + (a - pa->gaps[g].lo)]
+		   : 0;
 }
 
 /* Marks [SB, SB + 5) with BIT. */
@@ -210,7 +211,7 @@ static int cmp_res(const void *a, const void *b)
 static const struct sb_res *res_of(const struct patch_sites *ps, size_t n, uint64_t addr,
 				   uint8_t kind)
 {
-	struct sb_res key = { .addr = addr, .kind = kind };
+	struct sb_res key = {.addr = addr, .kind = kind};
 
 	return n ? bsearch(&key, ps->res, n, sizeof(key), cmp_res) : NULL;
 }
@@ -233,7 +234,7 @@ static int reserve_one(struct patch_sites *ps, const struct patch_window *w, uin
 		ps->res = v;
 		ps->res_cap = cap;
 	}
-	ps->res[ps->nres++] = (struct sb_res){ .addr = addr, .sb = sb, .kind = kind };
+	ps->res[ps->nres++] = (struct sb_res){.addr = addr, .sb = sb, .kind = kind};
 	mark_slot(ps, sb, TAKEN_RESERVED);
 	return 1;
 }

@@ -231,12 +231,14 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 		o->pl = pl;
 		if (o->capacity && (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity ||
 				    plan_ordinals(&o->pl) > o->nordinals)) {
-			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out refused probes, %u and %u loaded",
+			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out "
+			       "refused probes, %u and %u loaded",
 			       o->path, o->pl.ncounters, plan_ordinals(&o->pl), o->capacity,
 			       o->nordinals);
 			goto out;
 		}
-		pr_debug("'%s': in-process counters cannot take %zu sites: %zu functions planned again (%.3f s)",
+		pr_debug("'%s': in-process counters cannot take %zu sites: %zu functions planned "
+			 "again (%.3f s)",
 			 o->path, nbad, nredo, now_seconds() - t0);
 	}
 	pr_err("'%s': in-process counters keep refusing sites", o->path);
