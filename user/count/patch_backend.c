@@ -26,6 +26,15 @@
 #include "user/proc/threads.h"
 #include "user/util/log.h"
 
+/* A window a check gave a site: the same site gets it again in the next check when no held
+ * thread is avoided in either (a window depends on nothing else but the springboards given
+ * out, checked again). */
+struct win_memo {
+	uint64_t addr, start, sb;
+	uint32_t func;
+	uint8_t kind, len;
+};
+
 /* The most objects a backend serves (the tracer's limit). */
 #define PATCH_MAX_OBJECTS 16
 
@@ -44,6 +53,8 @@ struct patch_obj {
 	struct probe_site *ind;   /* the indirect sites installed (their slots fold at read) */
 	size_t nind;
 	bool reserved; /* springboards reserved (patch_backend__settle) */
+	struct win_memo *memo; /* the windows the last check gave (sorted by address) */
+	size_t nmemo;
 };
 
 struct patch_backend {
@@ -286,7 +297,8 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 	const struct placement *pl = o->pl;
 	struct points pts = { 0 };
 	uint64_t *taken = NULL; /* addresses no window may hold: uprobe sites, breakpoints */
-	size_t ntaken = 0, prev = SIZE_MAX;
+	size_t ntaken = 0, prev = SIZE_MAX, m = 0, nmemo = 0;
+	struct win_memo *memo = NULL;
 	int err = 0;
 
 	*nrefused = 0;
@@ -301,8 +313,10 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 	po->win_sb = calloc(pl->nsites + 1, sizeof(*po->win_sb));
 	po->nwin = pl->nsites;
 	taken = malloc((pl->nsites + o->navoid + 1) * sizeof(*taken));
-	if (!po->win_start || !po->win_len || !po->win_sb || !taken) {
+	memo = malloc((pl->nsites + 1) * sizeof(*memo));
+	if (!po->win_start || !po->win_len || !po->win_sb || !taken || !memo) {
 		free(taken);
+		free(memo);
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
@@ -326,9 +340,20 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 
 		if (!patch_counts_class(s->probe_class))
 			continue;
+		while (m < po->nmemo && po->memo[m].addr < s->addr)
+			m++;
+		if (!pts.n && m < po->nmemo && po->memo[m].addr == s->addr &&
+		    po->memo[m].kind == s->kind && po->memo[m].func == s->func &&
+		    (!po->memo[m].sb || patch_sites__slot_free(po->ps, po->memo[m].sb))) {
+			start = po->memo[m].start;
+			len = po->memo[m].len;
+			sb = po->memo[m].sb;
+		} else if (patch_sites__window(po->ps, s, pts.v, pts.n, NULL, 0, &start, &len,
+					       &sb)) {
+			goto refused;
+		}
 		/* An indirect window relocates up to its jump: no other site may lie in there. */
-		if (patch_sites__window(po->ps, s, pts.v, pts.n, NULL, 0, &start, &len, &sb) ||
-		    (end = patch_sites__span_end(po->ps, s, start, len),
+		if ((end = patch_sites__span_end(po->ps, s, start, len),
 		     any_in(taken, ntaken, start, end)) ||
 		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
 		    (s->kind == SITE_INDIRECT && i > 0 && pl->sites[i - 1].addr >= start) ||
@@ -337,6 +362,7 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
+		refused:
 			refuse(o, s);
 			if (redo)
 				redo[s->func] = true;
@@ -349,6 +375,20 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 		if (sb)
 			patch_sites__take(po->ps, sb);
 		prev = i;
+		memo[nmemo++] = (struct win_memo){.addr = s->addr,
+						  .start = start,
+						  .sb = sb,
+						  .func = s->func,
+						  .kind = s->kind,
+						  .len = len};
+	}
+	free(po->memo);
+	po->memo = NULL;
+	po->nmemo = 0;
+	if (!pts.n) { /* windows made around held threads are not kept */
+		po->memo = memo;
+		po->nmemo = nmemo;
+		memo = NULL;
 	}
 	if (nforeign)
 		pr_warn("process %d: %zu patch sites of '%s' hold bytes that differ from the file "
@@ -356,6 +396,7 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 			"file): counted without patching them",
 			pid, nforeign, o->path);
 out:
+	free(memo);
 	free(mem.buf);
 	free(pts.v);
 	free(taken);
@@ -630,6 +671,7 @@ static void patch_close(void *be)
 		free(po->win_start);
 		free(po->win_len);
 		free(po->win_sb);
+		free(po->memo);
 		patch_sites__close(po->ps);
 	}
 	free(b);

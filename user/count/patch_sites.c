@@ -192,6 +192,14 @@ static void mark_slot(struct patch_sites *ps, uint64_t sb, uint8_t bit)
 			ps->taken[ps->gap_at[g] + (sb - pa->gaps[g].lo) + x] |= bit;
 }
 
+bool patch_sites__slot_free(const struct patch_sites *ps, uint64_t sb)
+{
+	for (uint64_t x = 0; x < PATCH_SPRING_LEN; x++)
+		if (taken_at(ps, sb + x) & TAKEN_CHECK)
+			return false;
+	return true;
+}
+
 void patch_sites__take(struct patch_sites *ps, uint64_t sb)
 {
 	mark_slot(ps, sb, TAKEN_CHECK);

@@ -49,6 +49,9 @@ int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, boo
 /* Marks the springboard slot [SB, SB + 5) taken: patch_sites__window hands it out no more. */
 void patch_sites__take(struct patch_sites *ps, uint64_t sb);
 
+/* Whether no slot given out since patch_sites__reset_springboards overlaps [SB, SB + 5). */
+bool patch_sites__slot_free(const struct patch_sites *ps, uint64_t sb);
+
 /* Frees every slot taken (a new plan is about to be given its springboards). */
 void patch_sites__reset_springboards(struct patch_sites *ps);
 
