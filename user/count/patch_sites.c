@@ -508,7 +508,26 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	sp.live_not_taken = w.live_not_taken;
 	sp.atomic = atomic;
 	sp.flagsave = TRAMP_SAVE_LAHF;
-	return trampoline__emit(&sp, out);
+	/* The window's instructions as the analysis decoded them (not decoded again). */
+	{
+		const struct cfg_func *f = &ps->prog->funcs[w.func];
+		const struct patch_func *pf = &ps->pa.funcs[w.func];
+		uint8_t sizes[TRAMP_MAX_RELOC], kinds[TRAMP_MAX_RELOC];
+		uint32_t n = 0, total = 0;
+
+		for (uint32_t k = w.first; k <= w.last && k < f->ninsns && n < TRAMP_MAX_RELOC;
+		     k++, n++) {
+			sizes[n] = f->insns[k].size;
+			kinds[n] = pf->reloc[k];
+			total += sizes[n];
+		}
+		if (n && total == sp.len && f->insns[w.first].addr == start) {
+			sp.sizes = sizes;
+			sp.kinds = kinds;
+			sp.ninsns = n;
+		}
+		return trampoline__emit(&sp, out);
+	}
 }
 
 uint64_t patch_sites__span_end(const struct patch_sites *ps, const struct probe_site *s,
