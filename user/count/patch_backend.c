@@ -434,6 +434,19 @@ int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool 
 	return check_sites(b, o, 0, nrefused, redo);
 }
 
+int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo)
+{
+	struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+	int err;
+
+	if (!po || !po->ps || !po->reserved)
+		return 0;
+	err = patch_sites__reserve_funcs(po->ps, redo);
+	if (err)
+		pr_err("out of memory");
+	return err;
+}
+
 /* How many threads process PID has (1 when it cannot tell). */
 static size_t thread_count(int pid)
 {

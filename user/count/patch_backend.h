@@ -49,6 +49,11 @@ void patch_backend__on_unmatched(struct patch_backend *b,
 int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool *redo,
 			  size_t *nrefused);
 
+/* Call before the functions REDO[fi] of object INDEX are planned again (after
+ * patch_backend__settle, or after a refusal at the attach): the short windows they could pick
+ * get springboard slots reserved, or lose their class. Returns 0 or -ENOMEM. */
+int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo);
+
 const struct patch_stats *patch_backend__stats(const struct patch_backend *b);
 
 #endif

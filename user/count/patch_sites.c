@@ -6,10 +6,11 @@
  * increments goes (flag-saving increments keep them with lahf/seto, the cheaper measured way).
  * Indirect sites get a window from their table load to their jump and an indexed increment
  * into slots of their own, one per table entry, folded into per-edge counts when read.
- * Springboard slots are reserved before the plan is final (patch_sites__reserve): the plan's
- * short windows first, in address order, each the lowest free slot in reach (which leaves the
- * most room to the windows after it), then every other short window a plan could pick; one
- * left without a slot loses its class, so no plan made afterwards needs a slot twice.
+ * Springboard slots are reserved before the plan is final (patch_sites__reserve): the first
+ * plan's short windows first, in address order, each the lowest free slot in reach (which
+ * leaves the most room to the windows after it), then, before a function is planned again,
+ * every other short window of it (patch_sites__reserve_funcs); one left without a slot loses
+ * its class, so no plan made afterwards needs a slot twice.
  */
 #include "user/count/patch_sites.h"
 
@@ -38,6 +39,7 @@ struct patch_sites {
 	uint64_t gap_bytes;
 	struct sb_res *res; /* reserved slots, by (addr, kind) */
 	size_t nres, res_cap;
+	uint8_t *func_done; /* per function: every short window of it has a slot (or no class) */
 };
 
 #define TAKEN_RESERVED 1 /* a reserved slot holds the byte */
@@ -280,7 +282,6 @@ int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, boo
 {
 	const struct cfg_program *prog = ps->prog;
 	struct patch_window w;
-	size_t nplan;
 	int err = 0, r;
 
 	*ndropped = 0;
@@ -303,37 +304,57 @@ int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, boo
 			++*ndropped;
 		}
 	}
-	nplan = ps->nres;
-	if (!err && nplan)
-		qsort(ps->res, nplan, sizeof(*ps->res), cmp_res);
-	/* Then every other window that would be short: from an instruction less than 5 bytes
-	 * before its block's end, or of a jcc ending a block with less than 5 bytes. */
-	for (size_t fi = 0; fi < prog->nfuncs && !err; fi++) {
-		const struct cfg_func *f = &prog->funcs[fi];
+	if (!err && ps->nres)
+		qsort(ps->res, ps->nres, sizeof(*ps->res), cmp_res);
+	return err;
+}
 
-		for (uint32_t b = 0; b < f->nblocks && !err; b++) {
-			const struct cfg_block *bl = &f->blocks[b];
-			uint32_t last = bl->first_insn + bl->ninsns - 1;
+/* Every other window of function FI that would be short (from an instruction less than 5
+ * bytes before its block's end, or of a jcc ending a block with less than 5 bytes) gets a slot
+ * or loses its class; the first NSORTED reservations are sorted. Returns 0 or -ENOMEM. */
+static int reserve_func(struct patch_sites *ps, size_t fi, size_t nsorted)
+{
+	const struct cfg_func *f = &ps->prog->funcs[fi];
+	struct patch_window w;
+	int err = 0, r;
 
-			for (uint32_t k = bl->first_insn; bl->ninsns && k <= last && !err; k++) {
-				for (uint8_t kind = SITE_COUNT; kind <= SITE_BRANCH; kind++) {
-					uint64_t a = f->insns[k].addr;
+	for (uint32_t b = 0; b < f->nblocks && !err; b++) {
+		const struct cfg_block *bl = &f->blocks[b];
+		uint32_t last = bl->first_insn + bl->ninsns - 1;
 
-					if ((kind == SITE_BRANCH && k != last) ||
-					    f->insns[last].addr + f->insns[last].size - a >= 5 ||
-					    short_window(ps, fi, k, kind, &w) ||
-					    res_of(ps, nplan, a, kind))
-						continue;
-					r = reserve_one(ps, &w, a, kind);
-					if (r < 0)
-						err = r;
-					else if (!r)
-						drop(ps, fi, k, kind);
-				}
+		for (uint32_t k = bl->first_insn; bl->ninsns && k <= last && !err; k++) {
+			for (uint8_t kind = SITE_COUNT; kind <= SITE_BRANCH; kind++) {
+				uint64_t a = f->insns[k].addr;
+
+				if ((kind == SITE_BRANCH && k != last) ||
+				    f->insns[last].addr + f->insns[last].size - a >= 5 ||
+				    short_window(ps, fi, k, kind, &w) ||
+				    res_of(ps, nsorted, a, kind))
+					continue;
+				r = reserve_one(ps, &w, a, kind);
+				if (r < 0)
+					err = r;
+				else if (!r)
+					drop(ps, fi, k, kind);
 			}
 		}
 	}
-	if (!err && ps->nres)
+	return err;
+}
+
+int patch_sites__reserve_funcs(struct patch_sites *ps, const bool *funcs)
+{
+	size_t nsorted = ps->nres, n = ps->prog->nfuncs;
+	int err = 0;
+
+	if (!ps->func_done && !(ps->func_done = calloc(n + 1, 1)))
+		return -ENOMEM;
+	for (size_t fi = 0; fi < n && !err; fi++)
+		if (funcs[fi] && !ps->func_done[fi]) {
+			err = reserve_func(ps, fi, nsorted);
+			ps->func_done[fi] = 1;
+		}
+	if (!err && ps->nres > nsorted)
 		qsort(ps->res, ps->nres, sizeof(*ps->res), cmp_res);
 	return err;
 }
@@ -595,6 +616,7 @@ void patch_sites__close(struct patch_sites *ps)
 	free(ps->taken);
 	free(ps->gap_at);
 	free(ps->res);
+	free(ps->func_done);
 	patch_analysis__release(&ps->pa);
 	free(ps);
 }

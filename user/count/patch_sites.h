@@ -37,14 +37,18 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
 			uint64_t *start, uint8_t *len, uint64_t *sb);
 
-/* Reserves springboard slots for short windows, once, before the plan PL is final: PL's
- * first (in address order, each the lowest free slot in reach), then every other short
- * window a plan could pick. A window left without a slot loses its class (cfg_insn
- * patch_count or patch_branch): no plan made afterwards can pick it. PL's own sites that lost
- * theirs are counted in *NDROPPED and their functions set in REDO[nfuncs] (plan them again).
- * patch_sites__window gives each window its reserved slot. Returns 0 or -ENOMEM. */
+/* Reserves springboard slots for the short windows of the first plan PL, once, in address
+ * order (each the lowest free slot in reach). A window left without a slot loses its class
+ * (cfg_insn patch_count or patch_branch): no plan made afterwards can pick it; PL's sites that
+ * lost theirs are counted in *NDROPPED and their functions set in REDO[nfuncs] (plan them
+ * again, after patch_sites__reserve_funcs). patch_sites__window gives each window its
+ * reserved slot. Returns 0 or -ENOMEM. */
 int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, bool *redo,
 			 size_t *ndropped);
+
+/* Before the functions FUNCS[fi] are planned again: every short window of theirs a plan could
+ * pick gets a slot reserved, or loses its class (once per function). Returns 0 or -ENOMEM. */
+int patch_sites__reserve_funcs(struct patch_sites *ps, const bool *funcs);
 
 /* Marks the springboard slot [SB, SB + 5) taken: patch_sites__window hands it out no more. */
 void patch_sites__take(struct patch_sites *ps, uint64_t sb);

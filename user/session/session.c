@@ -223,6 +223,8 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 		}
 		for (size_t i = 0; i < o->prog.nfuncs; i++)
 			nredo += redo[i];
+		if (patch_backend__before_replan(pb, index, redo))
+			goto out;
 		if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo)) {
 			pr_err("'%s': out of memory planning probes", o->path);
 			goto out;
@@ -532,9 +534,11 @@ static void class_digests(const struct cfg_program *prog, uint64_t *sum)
 }
 
 /* Plans C's probes again after a backend refused some of its sites (their instructions'
- * classes changed since DIGEST was taken): only the functions holding them. Returns 0 or
+ * classes changed since DIGEST was taken): only the functions holding them, once PB (C's
+ * patch backend, object INDEX, or NULL) has reserved their springboards. Returns 0 or
  * -ENOMEM. */
-static int replan(struct session_object *c, const uint64_t *digest)
+static int replan(struct session_object *c, const uint64_t *digest, struct patch_backend *pb,
+		  unsigned index)
 {
 	size_t n = c->prog.nfuncs, nredo = 0;
 	uint64_t *now = malloc((n + 1) * sizeof(*now));
@@ -546,7 +550,9 @@ static int replan(struct session_object *c, const uint64_t *digest)
 		class_digests(&c->prog, now);
 		for (size_t i = 0; i < n; i++)
 			nredo += redo[i] = now[i] != digest[i];
-		err = placement__replan(&pl, &c->prog, &c->popt, &c->pl, redo);
+		err = pb ? patch_backend__before_replan(pb, index, redo) : 0;
+		if (!err)
+			err = placement__replan(&pl, &c->prog, &c->popt, &c->pl, redo);
 	}
 	if (!err) {
 		pr_debug("'%s': %zu functions planned again", c->path, nredo);
@@ -606,7 +612,7 @@ int session__attach(struct session *s, size_t k, int pid)
 		pr_info("'%s': %s refuse %zu sites: placing counters without them", c->path,
 			s->backends[b - 1].ops->name, nbad);
 		t0 = now_seconds();
-		if (replan(c, digest)) {
+		if (replan(c, digest, k ? NULL : s->patch, (unsigned)k)) {
 			pr_err("'%s': out of memory planning probes", c->path);
 			goto out;
 		}
