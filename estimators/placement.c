@@ -633,8 +633,148 @@ static bool blocks_overlap(const struct cfg_func *f)
 	return false;
 }
 
+/* What a new plan takes from an old one (placement__replan): per function of OLD, its sites
+ * (indices into old->sites, grouped by function), its counters (a contiguous range: a
+ * function's counters are pushed together) and its indirect sites' ordinals (contiguous too). */
+struct old_plan {
+	const struct placement *pl;
+	const bool *redo;
+	uint32_t *site_first, *sites; /* sites[site_first[fi] .. site_first[fi + 1]) */
+	uint32_t *counter_first;      /* the lowest counter of fi (UINT32_MAX: none) */
+	uint32_t *ordinal_first;      /* the lowest ordinal of fi (UINT32_MAX: none) */
+};
+
+static void old_plan__free(struct old_plan *o)
+{
+	free(o->site_first);
+	free(o->sites);
+	free(o->counter_first);
+	free(o->ordinal_first);
+}
+
+static int old_plan__index(struct old_plan *o, const struct placement *pl, const bool *redo)
+{
+	size_t nf = pl->nfuncs;
+
+	o->pl = pl;
+	o->redo = redo;
+	o->site_first = calloc(nf + 2, sizeof(*o->site_first));
+	o->sites = malloc((pl->nsites + 1) * sizeof(*o->sites));
+	o->counter_first = malloc((nf + 1) * sizeof(*o->counter_first));
+	o->ordinal_first = malloc((nf + 1) * sizeof(*o->ordinal_first));
+	if (!o->site_first || !o->sites || !o->counter_first || !o->ordinal_first)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++)
+		o->counter_first[i] = o->ordinal_first[i] = UINT32_MAX;
+	for (size_t i = 0; i < pl->nsites; i++) {
+		const struct probe_site *s = &pl->sites[i];
+
+		if (s->func >= nf)
+			return -EINVAL;
+		o->site_first[s->func + 2]++;
+		if (s->counter < o->counter_first[s->func])
+			o->counter_first[s->func] = s->counter;
+		if (s->kind == SITE_INDIRECT && s->ordinal < o->ordinal_first[s->func])
+			o->ordinal_first[s->func] = s->ordinal;
+	}
+	for (size_t i = 0; i < nf; i++)
+		o->site_first[i + 2] += o->site_first[i + 1];
+	for (size_t i = 0; i < pl->nsites; i++)
+		o->sites[o->site_first[pl->sites[i].func + 1]++] = (uint32_t)i;
+	return 0;
+}
+
+/* Takes function FI's plan from the old plan O into P and FP, its counters and ordinals
+ * renumbered as a plan made again would number them. Returns 0, 1 when it must be planned
+ * again after all (one of its sites is now another function's), or -ENOMEM. */
+static int copy_func(struct planner *p, const struct old_plan *o, size_t fi, struct func_plan *fp)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct func_plan *ofp = &o->pl->funcs[fi];
+	uint32_t s0 = o->site_first[fi], s1 = o->site_first[fi + 1];
+	uint32_t c0 = o->counter_first[fi], nc = 0, cdelta, odelta;
+	int err = 0;
+
+	for (uint32_t k = s0; k < s1; k++) {
+		const struct probe_site *s = &o->pl->sites[o->sites[k]];
+		uint32_t end = s->kind == SITE_INDIRECT ? s->counter + s->counter2
+			       : s->counter2 != PLACEMENT_NO_COUNTER && s->counter2 > s->counter
+				   ? s->counter2 + 1
+				   : s->counter + 1;
+
+		if (site_lookup(p, s->addr))
+			return 1;
+		if (end - c0 > nc)
+			nc = end - c0;
+	}
+	cdelta = (uint32_t)p->counters.n - (s0 < s1 ? c0 : 0);
+	odelta = p->nindirect - (o->ordinal_first[fi] == UINT32_MAX ? 0 : o->ordinal_first[fi]);
+	for (uint32_t c = 0; c < nc && !err; c++) {
+		const struct counter_def *cd = &o->pl->counters[c0 + c];
+		uint32_t idx;
+
+		err = push_counter(p, cd->func, cd->what, cd->id, 0, &idx);
+	}
+	for (uint32_t k = s0; k < s1 && !err; k++) {
+		struct probe_site s = o->pl->sites[o->sites[k]];
+
+		s.counter += cdelta;
+		if (s.kind == SITE_INDIRECT) {
+			s.ordinal += odelta;
+			if (s.ordinal + 1 > p->nindirect)
+				p->nindirect = s.ordinal + 1;
+		} else if (s.counter2 != PLACEMENT_NO_COUNTER) {
+			s.counter2 += cdelta;
+		}
+		err = push_site(p, &s);
+	}
+	if (err)
+		return err;
+	fp->status = ofp->status;
+	fp->reason = ofp->reason;
+	fp->nchords = ofp->nchords;
+	fp->est_cost = ofp->est_cost;
+	fp->pseudo = ofp->pseudo;
+	fp->npseudo = ofp->npseudo;
+	memcpy(fp->in_tree, ofp->in_tree, (f->nedges + 1) * sizeof(*fp->in_tree));
+	for (uint32_t e = 0; e <= f->nedges; e++)
+		fp->edge_counter[e] = ofp->edge_counter[e] == PLACEMENT_NO_COUNTER
+					  ? PLACEMENT_NO_COUNTER
+					  : ofp->edge_counter[e] + cdelta;
+	for (uint32_t b = 0; b < f->nblocks; b++)
+		fp->block_counter[b] = ofp->block_counter[b] == PLACEMENT_NO_COUNTER
+					   ? PLACEMENT_NO_COUNTER
+					   : ofp->block_counter[b] + cdelta;
+	return 0;
+}
+
+static int plan(struct placement *pl, const struct cfg_program *prog,
+		const struct placement_options *opt, const struct old_plan *old);
+
 int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		    const struct placement_options *opt)
+{
+	return plan(pl, prog, opt, NULL);
+}
+
+int placement__replan(struct placement *pl, const struct cfg_program *prog,
+		      const struct placement_options *opt, const struct placement *old,
+		      const bool *redo)
+{
+	struct old_plan o = {0};
+	int err;
+
+	if (old->nfuncs != prog->nfuncs)
+		return placement__plan(pl, prog, opt);
+	err = old_plan__index(&o, old, redo);
+	if (!err)
+		err = plan(pl, prog, opt, &o);
+	old_plan__free(&o);
+	return err;
+}
+
+static int plan(struct placement *pl, const struct cfg_program *prog,
+		const struct placement_options *opt, const struct old_plan *old)
 {
 	struct planner p = { .prog = prog, .opt = opt };
 	size_t fi, i;
@@ -659,6 +799,19 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 			break;
 		}
 		rollback(&p, fp, f, ns, nc);
+		/* Taken as it was when nothing it depends on changed: its own instructions'
+		 * classes (the caller's REDO) and the sites of the functions before it (one
+		 * excluded for sharing code with them is planned again). */
+		if (old && !old->redo[fi] &&
+		    !(old->pl->funcs[fi].status == PLAN_EXCLUDED && old->pl->funcs[fi].reason &&
+		      strcmp(old->pl->funcs[fi].reason, "code shared with another function") ==
+			  0)) {
+			err = copy_func(&p, old, fi, fp);
+			if (err <= 0)
+				continue;
+			rollback(&p, fp, f, ns, nc);
+			err = 0;
+		}
 		if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
 			fp->status = PLAN_EXCLUDED;
 			fp->reason = f->nblocks ? "not selected" : "no code";

@@ -142,6 +142,15 @@ struct placement {
 int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		    const struct placement_options *opt);
 
+/* Plans again after some instructions' classes changed: a plan as placement__plan would make
+ * it now (the same but, at most, for the numbering of indirect sites' ordinals), made faster
+ * from OLD (made with the same PROG and OPT before the change): a function
+ * with REDO[fi] false (none of its instructions' classes changed) keeps OLD's plan, its
+ * counters and ordinals renumbered, unless one of its sites is now another function's; the
+ * others are planned again. PL must not be OLD. Returns 0 or -ENOMEM. */
+int placement__replan(struct placement *pl, const struct cfg_program *prog,
+		      const struct placement_options *opt, const struct placement *old,
+		      const bool *redo);
 
 void placement__free(struct placement *pl);
 

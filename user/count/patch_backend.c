@@ -26,6 +26,15 @@
 #include "user/proc/threads.h"
 #include "user/util/log.h"
 
+/* A window a check gave a site: the same site gets it again in the next check when no held
+ * thread is avoided in either (a window depends on nothing else but the springboards given
+ * out, checked again). */
+struct win_memo {
+	uint64_t addr, start, sb;
+	uint32_t func;
+	uint8_t kind, len;
+};
+
 /* The most objects a backend serves (the tracer's limit). */
 #define PATCH_MAX_OBJECTS 16
 
@@ -43,6 +52,9 @@ struct patch_obj {
 	size_t nblobs;
 	struct probe_site *ind;   /* the indirect sites installed (their slots fold at read) */
 	size_t nind;
+	bool reserved; /* springboards reserved (patch_backend__settle) */
+	struct win_memo *memo; /* the windows the last check gave (sorted by address) */
+	size_t nmemo;
 };
 
 struct patch_backend {
@@ -273,17 +285,20 @@ static bool same_as_file(const struct count_object *o, const struct code_copy *c
 	return false;
 }
 
-static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
+/* Gives every site of O's plan a window, or refuses it (its class dropped, its function set
+ * in REDO when not NULL): in process PID, or with PID 0 from the binary alone (no held thread,
+ * no foreign byte can be known then). */
+static int check_sites(struct patch_backend *b, struct count_object *o, int pid, size_t *nrefused,
+		       bool *redo)
 {
 	struct code_copy mem = { 0 };
 	size_t nforeign = 0;
-	struct patch_backend *b = be;
 	struct patch_obj *po;
 	const struct placement *pl = o->pl;
 	struct points pts = { 0 };
 	uint64_t *taken = NULL; /* addresses no window may hold: uprobe sites, breakpoints */
-	uint64_t *used = NULL;  /* springboards given out */
-	size_t ntaken = 0, nused = 0, prev = SIZE_MAX;
+	size_t ntaken = 0, prev = SIZE_MAX, m = 0, nmemo = 0;
+	struct win_memo *memo = NULL;
 	int err = 0;
 
 	*nrefused = 0;
@@ -298,22 +313,24 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	po->win_sb = calloc(pl->nsites + 1, sizeof(*po->win_sb));
 	po->nwin = pl->nsites;
 	taken = malloc((pl->nsites + o->navoid + 1) * sizeof(*taken));
-	used = malloc((pl->nsites + 1) * sizeof(*used));
-	if (!po->win_start || !po->win_len || !po->win_sb || !taken || !used) {
+	memo = malloc((pl->nsites + 1) * sizeof(*memo));
+	if (!po->win_start || !po->win_len || !po->win_sb || !taken || !memo) {
 		free(taken);
-		free(used);
+		free(memo);
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
-	if (b->attach_mode && (err = held_points(o, pid, &pts)))
+	if (pid > 0 && b->attach_mode && (err = held_points(o, pid, &pts)))
 		goto out;
-	code_image(o, pid, &mem);
+	if (pid > 0)
+		code_image(o, pid, &mem);
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (!patch_counts_class(pl->sites[i].probe_class))
 			taken[ntaken++] = pl->sites[i].addr;
 	for (size_t i = 0; i < o->navoid; i++)
 		taken[ntaken++] = o->avoid[i];
 	qsort(taken, ntaken, sizeof(*taken), cmp_u64);
+	patch_sites__reset_springboards(po->ps);
 	/* Sites are sorted by address, windows of branch sites may reach back before theirs:
 	 * a window that overlaps the last one kept is refused. */
 	for (size_t i = 0; i < pl->nsites; i++) {
@@ -323,9 +340,20 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 
 		if (!patch_counts_class(s->probe_class))
 			continue;
+		while (m < po->nmemo && po->memo[m].addr < s->addr)
+			m++;
+		if (!pts.n && m < po->nmemo && po->memo[m].addr == s->addr &&
+		    po->memo[m].kind == s->kind && po->memo[m].func == s->func &&
+		    (!po->memo[m].sb || patch_sites__slot_free(po->ps, po->memo[m].sb))) {
+			start = po->memo[m].start;
+			len = po->memo[m].len;
+			sb = po->memo[m].sb;
+		} else if (patch_sites__window(po->ps, s, pts.v, pts.n, NULL, 0, &start, &len,
+					       &sb)) {
+			goto refused;
+		}
 		/* An indirect window relocates up to its jump: no other site may lie in there. */
-		if (patch_sites__window(po->ps, s, pts.v, pts.n, used, nused, &start, &len, &sb) ||
-		    (end = patch_sites__span_end(po->ps, s, start, len),
+		if ((end = patch_sites__span_end(po->ps, s, start, len),
 		     any_in(taken, ntaken, start, end)) ||
 		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
 		    (s->kind == SITE_INDIRECT && i > 0 && pl->sites[i - 1].addr >= start) ||
@@ -334,7 +362,10 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
 		     pl->sites[i + 1].addr > start)) {
+		refused:
 			refuse(o, s);
+			if (redo)
+				redo[s->func] = true;
 			++*nrefused;
 			continue;
 		}
@@ -342,8 +373,22 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 		po->win_len[i] = len;
 		po->win_sb[i] = sb;
 		if (sb)
-			used[nused++] = sb;
+			patch_sites__take(po->ps, sb);
 		prev = i;
+		memo[nmemo++] = (struct win_memo){.addr = s->addr,
+						  .start = start,
+						  .sb = sb,
+						  .func = s->func,
+						  .kind = s->kind,
+						  .len = len};
+	}
+	free(po->memo);
+	po->memo = NULL;
+	po->nmemo = 0;
+	if (!pts.n) { /* windows made around held threads are not kept */
+		po->memo = memo;
+		po->nmemo = nmemo;
+		memo = NULL;
 	}
 	if (nforeign)
 		pr_warn("process %d: %zu patch sites of '%s' hold bytes that differ from the file "
@@ -351,10 +396,54 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 			"file): counted without patching them",
 			pid, nforeign, o->path);
 out:
+	free(memo);
 	free(mem.buf);
 	free(pts.v);
 	free(taken);
-	free(used);
+	return err;
+}
+
+static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefused)
+{
+	return check_sites(be, o, pid, nrefused, NULL);
+}
+
+int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool *redo,
+			  size_t *nrefused)
+{
+	struct patch_obj *po;
+	size_t ndropped = 0;
+	int err;
+
+	*nrefused = 0;
+	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps)
+		return 0;
+	po = &b->objs[o->index];
+	if (!po->reserved) {
+		err = patch_sites__reserve(po->ps, o->pl, redo, &ndropped);
+		if (err) {
+			pr_err("out of memory");
+			return err;
+		}
+		po->reserved = true;
+		if (ndropped) {
+			*nrefused = ndropped;
+			return 0;
+		}
+	}
+	return check_sites(b, o, 0, nrefused, redo);
+}
+
+int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo)
+{
+	struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+	int err;
+
+	if (!po || !po->ps || !po->reserved)
+		return 0;
+	err = patch_sites__reserve_funcs(po->ps, redo);
+	if (err)
+		pr_err("out of memory");
 	return err;
 }
 
@@ -377,8 +466,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	const struct placement *pl = o->pl;
 	struct patcher_region reg;
 	struct patch_blob *blobs;
-	size_t n = 0, cap, nsb = 0;
-	uint64_t lo, hi, *off;
+	size_t n = 0, nsb = 0;
+	uint64_t lo, hi, cap, off;
 	int err = 0, r;
 
 	*nrefused = 0;
@@ -400,35 +489,20 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		}
 	}
 	blobs = calloc(n, sizeof(*blobs));
-	off = calloc(n + 1, sizeof(*off));
-	if (!blobs || !off) {
-		free(blobs);
-		free(off);
+	if (!blobs) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
 	code_range(o, &lo, &hi);
 	patch_sites__place_slots(po->ps, o->capacity);
-	/* Trampolines are as long wherever they go (rel32 everywhere): measure them at the
-	 * start of the code, then map the region and generate them in place. */
-	n = 0;
-	for (size_t i = 0; i < pl->nsites && !err; i++) {
-		struct patch_blob t = { 0 };
-
-		if (i >= po->nwin || !po->win_len[i])
-			continue;
-		err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i],
-					po->win_sb[i], o->bias, lo, lo, b->atomic, &t);
-		if (err) {
-			pr_err("'%s': cannot generate the counter at %#llx", o->path,
-			       (unsigned long long)pl->sites[i].addr);
-			break;
-		}
-		off[n + 1] = off[n] + ((t.tramp_len + 15) & ~15u);
-		n++;
-		patch_blob__release(&t);
+	/* Room for the longest trampoline at every site (only the pages written are ever
+	 * backed): the region is mapped first and each trampoline made once, in place, right
+	 * after the one before. */
+	cap = n * (uint64_t)((TRAMP_MAX_LEN + 15) & ~15);
+	if (cap > UINT32_MAX / 2) {
+		pr_err("'%s': too many sites for one trampoline region", o->path);
+		err = -ENOSPC;
 	}
-	cap = off[n];
 	if (!err) {
 		r = po->region >= 0 ? po->region
 				    : patcher__add_region(b->pt, lo, hi,
@@ -439,26 +513,33 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 		else
 			po->region = r;
 	}
+	off = 0;
 	if (!err) {
 		const struct patcher_region *rg = patcher__region(b->pt, (size_t)po->region);
 
-		if (rg->tramp_size < cap) {
-			pr_err("'%s': the trampoline region is too small", o->path);
-			err = -ENOSPC;
-		}
 		for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
 			if (i >= po->nwin || !po->win_len[i])
 				continue;
-			err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
-						po->win_len[i], po->win_sb[i], o->bias,
-						rg->tramp_base + off[j],
-						rg->counters_base, b->atomic, &blobs[j]);
+			if (off + TRAMP_MAX_LEN > rg->tramp_size) {
+				pr_err("'%s': the trampoline region is too small", o->path);
+				err = -ENOSPC;
+				break;
+			}
+			err = patch_sites__emit(
+			    po->ps, &pl->sites[i], po->win_start[i], po->win_len[i], po->win_sb[i],
+			    o->bias, rg->tramp_base + off, rg->counters_base, b->atomic, &blobs[j]);
+			if (err) {
+				pr_err("'%s': cannot generate the counter at %#llx", o->path,
+				       (unsigned long long)pl->sites[i].addr);
+				break;
+			}
+			off += (blobs[j].tramp_len + 15) & ~15u;
 			j++;
 		}
 	}
+	cap = off;
 	if (!err)
 		err = patcher__install(b->pt, blobs, n);
-	free(off);
 	if (err) {
 		for (size_t j = 0; j < n; j++)
 			patch_blob__release(&blobs[j]);
@@ -603,6 +684,7 @@ static void patch_close(void *be)
 		free(po->win_start);
 		free(po->win_len);
 		free(po->win_sb);
+		free(po->memo);
 		patch_sites__close(po->ps);
 	}
 	free(b);

@@ -10,6 +10,7 @@
 #include "cfg/cfg.h"
 
 struct patch_backend;
+struct count_object;
 
 /* What the backend installed. */
 struct patch_stats {
@@ -39,6 +40,20 @@ void patch_backend__on_unmatched(struct patch_backend *b,
 				 void *ctx);
 
 /* What B installed so far. */
+/* Makes O's plan final as far as the binary alone can tell, before any process exists: the
+ * first call reserves springboard slots (the plan's short windows first, see
+ * patch_sites__reserve), later ones check every site as the backend's check would (windows,
+ * springboards, overlaps, other sites inside a window) without a process. Sites that cannot
+ * be patched lose their class; their count is *NREFUSED and their functions are set in
+ * REDO[nfuncs]: plan those again and call again until *NREFUSED is 0. Returns 0 or -ENOMEM. */
+int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool *redo,
+			  size_t *nrefused);
+
+/* Call before the functions REDO[fi] of object INDEX are planned again (after
+ * patch_backend__settle, or after a refusal at the attach): the short windows they could pick
+ * get springboard slots reserved, or lose their class. Returns 0 or -ENOMEM. */
+int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo);
+
 const struct patch_stats *patch_backend__stats(const struct patch_backend *b);
 
 #endif

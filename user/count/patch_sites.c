@@ -6,11 +6,17 @@
  * increments goes (flag-saving increments keep them with lahf/seto, the cheaper measured way).
  * Indirect sites get a window from their table load to their jump and an indexed increment
  * into slots of their own, one per table entry, folded into per-edge counts when read.
+ * Springboard slots are reserved before the plan is final (patch_sites__reserve): the first
+ * plan's short windows first, in address order, each the lowest free slot in reach (which
+ * leaves the most room to the windows after it), then, before a function is planned again,
+ * every other short window of it (patch_sites__reserve_funcs); one left without a slot loses
+ * its class, so no plan made afterwards needs a slot twice.
  */
 #include "user/count/patch_sites.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cfg/elf_image.h"
 #include "cfg/patch_window.h"
@@ -28,6 +34,22 @@ struct patch_sites {
 	struct ind_slots *ind; /* by jump address */
 	size_t nind;
 	uint32_t nslots, first;
+	uint8_t *taken;	  /* per byte of the padding gaps: TAKEN_* */
+	uint64_t *gap_at; /* gap g's first byte in taken */
+	uint64_t gap_bytes;
+	struct sb_res *res; /* reserved slots, by (addr, kind) */
+	size_t nres, res_cap;
+	uint8_t *func_done; /* per function: every short window of it has a slot (or no class) */
+};
+
+#define TAKEN_RESERVED 1 /* a reserved slot holds the byte */
+#define TAKEN_CHECK 2	 /* a slot given out since patch_sites__reset_springboards */
+
+/* A springboard slot reserved for the short window of one instruction. */
+struct sb_res {
+	uint64_t addr; /* the instruction (a count window's start, a branch window's jcc) */
+	uint64_t sb;   /* its slot [sb, sb + PATCH_SPRING_LEN) */
+	uint8_t kind;  /* SITE_COUNT or SITE_BRANCH */
 };
 
 static int cmp_ind(const void *a, const void *b)
@@ -79,6 +101,280 @@ static const struct ind_slots *ind_of(const struct patch_sites *ps, uint64_t jum
 	return ps->nind ? bsearch(&key, ps->ind, ps->nind, sizeof(key), cmp_ind) : NULL;
 }
 
+/* The first gap whose end is above A, or pa->ngaps. */
+static size_t gap_after(const struct patch_analysis *pa, uint64_t a)
+{
+	size_t lo = 0, hi = pa->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pa->gaps[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether any of the sorted V[0, N) lies in [LO, HI). */
+static bool sorted_any_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, z = n;
+
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+
+		if (v[m] < lo)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a < n && v[a] < hi;
+}
+
+/* The lowest springboard slot in reach of a jmp rel8 at START (see patch_window.h) whose 5
+ * bytes lie in one gap, none of them taken (patch_sites__take) nor in a slot of USED[0, NUSED)
+ * (slot starts), holding none of AVOID[0, NAVOID) (sorted); 0 when there is none. */
+static uint64_t free_slot(const struct patch_sites *ps, uint64_t start, const uint64_t *used,
+			  size_t nused, const uint64_t *avoid, size_t navoid)
+{
+	const struct patch_analysis *pa = &ps->pa;
+	uint64_t from = start + PATCH_JMP8_LEN;
+	uint64_t lo = from >= 128 ? from - 128 : 0, hi = from + 127;
+
+	for (size_t g = gap_after(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
+		const struct patch_gap *gp = &pa->gaps[g];
+		uint64_t x = gp->lo > lo ? gp->lo : lo;
+		size_t run = 0; /* free bytes ending at x */
+
+		for (; x < gp->hi && x < hi + PATCH_SPRING_LEN; x++) {
+			bool clash = ps->taken[ps->gap_at[g] + (x - gp->lo)];
+
+			for (size_t u = 0; !clash && u < nused; u++)
+				clash = used[u] <= x && x < used[u] + PATCH_SPRING_LEN;
+			run = clash ? 0 : run + 1;
+			if (run == PATCH_SPRING_LEN) {
+				uint64_t sb = x + 1 - PATCH_SPRING_LEN;
+
+				if (!sorted_any_in(avoid, navoid, sb, sb + PATCH_SPRING_LEN))
+					return sb;
+				run--; /* the next start */
+			}
+		}
+	}
+	return 0;
+}
+
+void patch_sites__reset_springboards(struct patch_sites *ps)
+{
+	for (uint64_t i = 0; i < ps->gap_bytes; i++)
+		ps->taken[i] &= (uint8_t)~TAKEN_CHECK;
+}
+
+/* The TAKEN_* bits of padding byte A (0 outside the gaps). */
+static uint8_t taken_at(const struct patch_sites *ps, uint64_t a)
+{
+	const struct patch_analysis *pa = &ps->pa;
+	size_t g = gap_after(pa, a);
+
+	return g < pa->ngaps && pa->gaps[g].lo <= a
+		   ? ps->taken[ps->gap_at[g] + (a - pa->gaps[g].lo)]
+		   : 0;
+}
+
+/* Marks [SB, SB + 5) with BIT. */
+static void mark_slot(struct patch_sites *ps, uint64_t sb, uint8_t bit)
+{
+	const struct patch_analysis *pa = &ps->pa;
+	size_t g = gap_after(pa, sb);
+
+	if (g < pa->ngaps && pa->gaps[g].lo <= sb && sb + PATCH_SPRING_LEN <= pa->gaps[g].hi)
+		for (uint64_t x = 0; x < PATCH_SPRING_LEN; x++)
+			ps->taken[ps->gap_at[g] + (sb - pa->gaps[g].lo) + x] |= bit;
+}
+
+bool patch_sites__slot_free(const struct patch_sites *ps, uint64_t sb)
+{
+	for (uint64_t x = 0; x < PATCH_SPRING_LEN; x++)
+		if (taken_at(ps, sb + x) & TAKEN_CHECK)
+			return false;
+	return true;
+}
+
+void patch_sites__take(struct patch_sites *ps, uint64_t sb)
+{
+	mark_slot(ps, sb, TAKEN_CHECK);
+}
+
+static int cmp_res(const void *a, const void *b)
+{
+	const struct sb_res *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+/* The slot reserved for the window of KIND at ADDR among the first N reservations (sorted),
+ * or NULL. */
+static const struct sb_res *res_of(const struct patch_sites *ps, size_t n, uint64_t addr,
+				   uint8_t kind)
+{
+	struct sb_res key = {.addr = addr, .kind = kind};
+
+	return n ? bsearch(&key, ps->res, n, sizeof(key), cmp_res) : NULL;
+}
+
+/* Reserves a slot for the short window W of KIND at ADDR: 1 when it got one (or had one), 0
+ * when none is free, -ENOMEM. */
+static int reserve_one(struct patch_sites *ps, const struct patch_window *w, uint64_t addr,
+		       uint8_t kind)
+{
+	uint64_t sb = free_slot(ps, w->start, NULL, 0, NULL, 0);
+
+	if (!sb)
+		return 0;
+	if (ps->nres == ps->res_cap) {
+		size_t cap = ps->res_cap ? 2 * ps->res_cap : 1024;
+		struct sb_res *v = realloc(ps->res, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ps->res = v;
+		ps->res_cap = cap;
+	}
+	ps->res[ps->nres++] = (struct sb_res){.addr = addr, .sb = sb, .kind = kind};
+	mark_slot(ps, sb, TAKEN_RESERVED);
+	return 1;
+}
+
+/* The short window of instruction K of F as a site of KIND would have (0 with *W), else
+ * -ENOENT (none, or not short). */
+static int short_window(const struct patch_sites *ps, size_t fi, uint32_t k, uint8_t kind,
+			struct patch_window *w)
+{
+	const struct cfg_insn *in = &ps->prog->funcs[fi].insns[k];
+	int err;
+
+	if (kind == SITE_COUNT)
+		err = in->patch_count ? patch_analysis__count_window(&ps->pa, fi, k, NULL, 0, 0, w)
+				      : -ENOENT;
+	else
+		err = in->patch_branch ? patch_analysis__branch_window(&ps->pa, fi, k, NULL, 0, w)
+				       : -ENOENT;
+	return err ? err : w->short_jump ? 0 : -ENOENT;
+}
+
+/* Drops the class of KIND of instruction K of F (it has no slot). */
+static void drop(struct patch_sites *ps, size_t fi, uint32_t k, uint8_t kind)
+{
+	struct cfg_insn *in = &((struct cfg_func *)&ps->prog->funcs[fi])->insns[k];
+
+	if (kind == SITE_COUNT)
+		in->patch_count = 0;
+	else
+		in->patch_branch = 0;
+}
+
+int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, bool *redo,
+			 size_t *ndropped)
+{
+	const struct cfg_program *prog = ps->prog;
+	struct patch_window w;
+	int err = 0, r;
+
+	*ndropped = 0;
+	/* The plan's short windows (sites are sorted by address). */
+	for (size_t i = 0; i < pl->nsites && !err; i++) {
+		const struct probe_site *s = &pl->sites[i];
+		long k;
+
+		if (!probe_class__in_process(s->probe_class) || s->kind == SITE_INDIRECT ||
+		    s->func >= prog->nfuncs ||
+		    (k = patch_func__insn_at(&prog->funcs[s->func], s->addr)) < 0 ||
+		    short_window(ps, s->func, (uint32_t)k, s->kind, &w))
+			continue;
+		r = reserve_one(ps, &w, s->addr, s->kind);
+		if (r < 0)
+			err = r;
+		else if (!r) {
+			drop(ps, s->func, (uint32_t)k, s->kind);
+			redo[s->func] = true;
+			++*ndropped;
+		}
+	}
+	if (!err && ps->nres)
+		qsort(ps->res, ps->nres, sizeof(*ps->res), cmp_res);
+	return err;
+}
+
+/* Every other window of function FI that would be short (from an instruction less than 5
+ * bytes before its block's end, or of a jcc ending a block with less than 5 bytes) gets a slot
+ * or loses its class; the first NSORTED reservations are sorted. Returns 0 or -ENOMEM. */
+static int reserve_func(struct patch_sites *ps, size_t fi, size_t nsorted)
+{
+	const struct cfg_func *f = &ps->prog->funcs[fi];
+	struct patch_window w;
+	int err = 0, r;
+
+	for (uint32_t b = 0; b < f->nblocks && !err; b++) {
+		const struct cfg_block *bl = &f->blocks[b];
+		uint32_t last = bl->first_insn + bl->ninsns - 1;
+
+		for (uint32_t k = bl->first_insn; bl->ninsns && k <= last && !err; k++) {
+			for (uint8_t kind = SITE_COUNT; kind <= SITE_BRANCH; kind++) {
+				uint64_t a = f->insns[k].addr;
+
+				if ((kind == SITE_BRANCH && k != last) ||
+				    f->insns[last].addr + f->insns[last].size - a >= 5 ||
+				    short_window(ps, fi, k, kind, &w) ||
+				    res_of(ps, nsorted, a, kind))
+					continue;
+				r = reserve_one(ps, &w, a, kind);
+				if (r < 0)
+					err = r;
+				else if (!r)
+					drop(ps, fi, k, kind);
+			}
+		}
+	}
+	return err;
+}
+
+int patch_sites__reserve_funcs(struct patch_sites *ps, const bool *funcs)
+{
+	size_t nsorted = ps->nres, n = ps->prog->nfuncs;
+	int err = 0;
+
+	if (!ps->func_done && !(ps->func_done = calloc(n + 1, 1)))
+		return -ENOMEM;
+	for (size_t fi = 0; fi < n && !err; fi++)
+		if (funcs[fi] && !ps->func_done[fi]) {
+			err = reserve_func(ps, fi, nsorted);
+			ps->func_done[fi] = 1;
+		}
+	if (!err && ps->nres > nsorted)
+		qsort(ps->res, ps->nres, sizeof(*ps->res), cmp_res);
+	return err;
+}
+
+/* The map of the gaps' bytes. Returns 0 or -ENOMEM. */
+static int map_gaps(struct patch_sites *ps)
+{
+	const struct patch_analysis *pa = &ps->pa;
+
+	ps->gap_at = calloc(pa->ngaps + 1, sizeof(*ps->gap_at));
+	if (!ps->gap_at)
+		return -ENOMEM;
+	for (size_t g = 0; g < pa->ngaps; g++) {
+		ps->gap_at[g] = ps->gap_bytes;
+		ps->gap_bytes += pa->gaps[g].hi - pa->gaps[g].lo;
+	}
+	ps->taken = calloc(ps->gap_bytes + 1, 1);
+	return ps->taken ? 0 : -ENOMEM;
+}
+
 int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 {
 	struct patch_sites *ps = calloc(1, sizeof(*ps));
@@ -94,7 +390,9 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog)
 		return err;
 	}
 	patch_analysis__apply(&ps->pa, prog);
-	err = lay_out_slots(ps);
+	err = map_gaps(ps);
+	if (!err)
+		err = lay_out_slots(ps);
 	if (err) {
 		patch_sites__close(ps);
 		return err;
@@ -155,8 +453,21 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 	int err = site_window(ps, s, avoid, navoid, &w);
 
 	*sb = 0;
-	if (!err && w.short_jump)
-		err = patch_analysis__springboard(&ps->pa, &w, used, nused, avoid, navoid, sb);
+	if (!err && w.short_jump) {
+		/* Its reserved slot, unless a held thread is there or it was given out already;
+		 * else (a window patch_sites__reserve did not see) the lowest free one. */
+		const struct sb_res *r = res_of(ps, ps->nres, s->addr, s->kind);
+		bool clash = !r || sorted_any_in(avoid, navoid, r->sb, r->sb + PATCH_SPRING_LEN);
+
+		for (uint64_t x = 0; !clash && x < PATCH_SPRING_LEN; x++)
+			clash = taken_at(ps, r->sb + x) & TAKEN_CHECK;
+		for (size_t u = 0; !clash && u < nused; u++)
+			clash = used[u] < r->sb + PATCH_SPRING_LEN &&
+				r->sb < used[u] + PATCH_SPRING_LEN;
+		*sb = clash ? free_slot(ps, w.start, used, nused, avoid, navoid) : r->sb;
+		if (!*sb)
+			err = -ENOENT;
+	}
 	if (err)
 		return err;
 	*start = w.start;
@@ -218,7 +529,26 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	sp.live_not_taken = w.live_not_taken;
 	sp.atomic = atomic;
 	sp.flagsave = TRAMP_SAVE_LAHF;
-	return trampoline__emit(&sp, out);
+	/* The window's instructions as the analysis decoded them (not decoded again). */
+	{
+		const struct cfg_func *f = &ps->prog->funcs[w.func];
+		const struct patch_func *pf = &ps->pa.funcs[w.func];
+		uint8_t sizes[TRAMP_MAX_RELOC], kinds[TRAMP_MAX_RELOC];
+		uint32_t n = 0, total = 0;
+
+		for (uint32_t k = w.first; k <= w.last && k < f->ninsns && n < TRAMP_MAX_RELOC;
+		     k++, n++) {
+			sizes[n] = f->insns[k].size;
+			kinds[n] = pf->reloc[k];
+			total += sizes[n];
+		}
+		if (n && total == sp.len && f->insns[w.first].addr == start) {
+			sp.sizes = sizes;
+			sp.kinds = kinds;
+			sp.ninsns = n;
+		}
+		return trampoline__emit(&sp, out);
+	}
 }
 
 uint64_t patch_sites__span_end(const struct patch_sites *ps, const struct probe_site *s,
@@ -283,6 +613,10 @@ void patch_sites__close(struct patch_sites *ps)
 	if (!ps)
 		return;
 	free(ps->ind);
+	free(ps->taken);
+	free(ps->gap_at);
+	free(ps->res);
+	free(ps->func_done);
 	patch_analysis__release(&ps->pa);
 	free(ps);
 }

@@ -30,12 +30,34 @@ int patch_sites__open(struct patch_sites **out, struct cfg_program *prog);
 /* The window for site S of the plan: [*START, *START + *LEN) in ELF vaddrs, none of whose
  * instructions but the first starts at one of AVOID[0, NAVOID) (sorted ELF vaddrs where a held
  * thread may resume). A short window also gets its springboard *SB (ELF vaddr; else *SB = 0),
- * a slot overlapping none of USED[0, NUSED) (the springboards given to other sites) and
- * holding none of AVOID. Returns 0, or -ENOENT when there is none (then S must not be
- * patched). */
+ * the lowest slot in reach overlapping none taken (patch_sites__take) nor any of USED[0,
+ * NUSED) (slot starts; may be NULL) and holding none of AVOID. Returns 0, or -ENOENT when
+ * there is none (then S must not be patched). */
 int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s,
 			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
 			uint64_t *start, uint8_t *len, uint64_t *sb);
+
+/* Reserves springboard slots for the short windows of the first plan PL, once, in address
+ * order (each the lowest free slot in reach). A window left without a slot loses its class
+ * (cfg_insn patch_count or patch_branch): no plan made afterwards can pick it; PL's sites that
+ * lost theirs are counted in *NDROPPED and their functions set in REDO[nfuncs] (plan them
+ * again, after patch_sites__reserve_funcs). patch_sites__window gives each window its
+ * reserved slot. Returns 0 or -ENOMEM. */
+int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, bool *redo,
+			 size_t *ndropped);
+
+/* Before the functions FUNCS[fi] are planned again: every short window of theirs a plan could
+ * pick gets a slot reserved, or loses its class (once per function). Returns 0 or -ENOMEM. */
+int patch_sites__reserve_funcs(struct patch_sites *ps, const bool *funcs);
+
+/* Marks the springboard slot [SB, SB + 5) taken: patch_sites__window hands it out no more. */
+void patch_sites__take(struct patch_sites *ps, uint64_t sb);
+
+/* Whether no slot given out since patch_sites__reset_springboards overlaps [SB, SB + 5). */
+bool patch_sites__slot_free(const struct patch_sites *ps, uint64_t sb);
+
+/* Frees every slot taken (a new plan is about to be given its springboards). */
+void patch_sites__reset_springboards(struct patch_sites *ps);
 
 /* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
  * an ELF vaddr patch_sites__window gave, or 0): BIAS is the object's

@@ -332,40 +332,110 @@ static uint8_t jcc_cc(const cs_insn *in)
 	return x->opcode[0] & 0xf;
 }
 
-/* Relocates IN, the window's instruction K of N. Returns true when it transfers control (no
- * jump back after it). */
-static bool relocate(struct emitter *e, const cs_insn *in, enum reloc_kind kind)
+/* One instruction of the window: at AT, SIZE bytes BYTES, of relocation kind KIND, its
+ * branch TARGET and condition CC (jcc), and IN, capstone's decoding of it (NULL for the kinds
+ * that need none: a copy without a rip-relative operand, ret, a direct jmp, jcc or call). */
+struct insn_ref {
+	const cs_insn *in;
+	uint64_t at, target;
+	const uint8_t *bytes;
+	uint8_t size, cc;
+	enum reloc_kind kind;
+};
+
+static int32_t le32(const uint8_t *b)
+{
+	return (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+			 (uint32_t)b[3] << 24);
+}
+
+/* Fills R (its at, bytes, size and kind set) from its bytes alone when it is one of the plain
+ * forms (a copy, ret, jmp rel8/rel32, jcc rel8/rel32, call rel32, without prefixes). */
+static bool plain_insn(struct insn_ref *r)
+{
+	const uint8_t *b = r->bytes;
+	uint64_t next = r->at + r->size;
+
+	switch (r->kind) {
+	case RELOC_COPY:
+	case RELOC_RET:
+		return true;
+	case RELOC_JMP:
+		if (r->size == 2 && b[0] == 0xeb)
+			r->target = next + (uint64_t)(int64_t)(int8_t)b[1];
+		else if (r->size == 5 && b[0] == 0xe9)
+			r->target = next + (uint64_t)(int64_t)le32(b + 1);
+		else
+			return false;
+		return true;
+	case RELOC_JCC:
+		if (r->size == 2 && (b[0] & 0xf0) == 0x70) {
+			r->cc = b[0] & 0xf;
+			r->target = next + (uint64_t)(int64_t)(int8_t)b[1];
+		} else if (r->size == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+			r->cc = b[1] & 0xf;
+			r->target = next + (uint64_t)(int64_t)le32(b + 2);
+		} else {
+			return false;
+		}
+		return true;
+	case RELOC_CALL:
+		if (r->size != 5 || b[0] != 0xe8)
+			return false;
+		r->target = next + (uint64_t)(int64_t)le32(b + 1);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Copies R as it is, or re-based (copy_insn) when capstone decoded it. */
+static void copy_ref(struct emitter *e, const struct insn_ref *r, int modrm_reg)
+{
+	if (r->in)
+		copy_insn(e, r->in, modrm_reg);
+	else
+		put(e, r->bytes, r->size);
+}
+
+/* Relocates R. Returns true when it transfers control (no jump back after it). */
+static bool relocate(struct emitter *e, const struct insn_ref *r)
 {
 	const struct tramp_spec *sp = e->sp;
-	uint64_t next = in->address + in->size;
-	uint64_t target = in->detail->x86.op_count ? (uint64_t)in->detail->x86.operands[0].imm : 0;
+	uint64_t next = r->at + r->size;
+	uint64_t target = r->target;
 	uint32_t jcc_at;
 
-	switch (kind) {
+	if (!r->in && r->kind != RELOC_COPY && r->kind != RELOC_RET && r->kind != RELOC_JMP &&
+	    r->kind != RELOC_JCC && r->kind != RELOC_CALL) {
+		e->err = -EINVAL;
+		return true;
+	}
+	switch (r->kind) {
 	case RELOC_COPY:
 	case RELOC_RIP:
-		copy_insn(e, in, -1);
+		copy_ref(e, r, -1);
 		return false;
 	case RELOC_JMP:
 		jmp_to(e, target);
 		return true;
 	case RELOC_JMP_IND:
 	case RELOC_RET:
-		copy_insn(e, in, -1);
+		copy_ref(e, r, -1);
 		return true;
 	case RELOC_CALL:
-		push_ret(e, next, in->address);
+		push_ret(e, next, r->at);
 		mark(e, true, target, PATCH_NO_COUNTER); /* as at the callee's entry */
 		jmp_to(e, target);
 		return true;
 	case RELOC_CALL_IND:
-		push_ret(e, next, in->address);
-		mark(e, false, in->address, PATCH_NO_COUNTER); /* step into the callee */
-		copy_insn(e, in, 4);
+		push_ret(e, next, r->at);
+		mark(e, false, r->at, PATCH_NO_COUNTER); /* step into the callee */
+		copy_ref(e, r, 4);
 		return true;
 	case RELOC_JCC:
 		put1(e, 0x0f);
-		put1(e, (uint8_t)(0x80 | jcc_cc(in)));
+		put1(e, (uint8_t)(0x80 | r->cc));
 		jcc_at = e->pos;
 		put32(e, 0);
 		if (sp->taken_counter == PATCH_NO_COUNTER && !e->err) {
@@ -471,15 +541,43 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 	if (fired)
 		mark(e, PATCH_PC_FIRED, sp->site, PATCH_NO_COUNTER);
 
-	while (!e->err && avail) {
+	for (uint32_t ki = 0; !e->err && avail; ki++) {
 		uint64_t at = addr;
 		enum reloc_kind kind;
+		struct insn_ref r = {.at = at, .bytes = code};
 
-		if (transferred || !cs_disasm_iter(cs, &code, &avail, &addr, in)) {
-			e->err = -EINVAL; /* a transfer before the end, or bytes that do not decode */
+		if (transferred) {
+			e->err = -EINVAL; /* a transfer before the end */
 			break;
 		}
-		kind = patch_reloc__kind(in);
+		/* As the patch analysis decoded it, when it is a plain form; else decoded here
+		 * (and checked to be what the analysis saw). */
+		if (sp->kinds && ki < sp->ninsns && sp->sizes[ki] <= avail) {
+			r.size = sp->sizes[ki];
+			r.kind = sp->kinds[ki];
+		}
+		if (r.size && plain_insn(&r)) {
+			code += r.size;
+			avail -= r.size;
+			addr += r.size;
+		} else {
+			if (!cs_disasm_iter(cs, &code, &avail, &addr, in) ||
+			    (r.size && (in->size != r.size || patch_reloc__kind(in) != r.kind))) {
+				e->err = -EINVAL; /* bytes that do not decode (as analysed) */
+				break;
+			}
+			r = (struct insn_ref){.in = in,
+					      .at = at,
+					      .bytes = in->bytes,
+					      .size = (uint8_t)in->size,
+					      .kind = patch_reloc__kind(in)};
+			r.target = in->detail->x86.op_count
+				       ? (uint64_t)in->detail->x86.operands[0].imm
+				       : 0;
+			if (r.kind == RELOC_JCC)
+				r.cc = jcc_cc(in);
+		}
+		kind = r.kind;
 		if (kind == RELOC_NO || (kind == RELOC_JCC && avail)) {
 			e->err = -EINVAL;
 			break;
@@ -502,7 +600,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 			e->err = -EINVAL; /* an indexed window ends with its table jump only */
 			break;
 		}
-		transferred = relocate(e, in, kind);
+		transferred = relocate(e, &r);
 	}
 	if (sp->indexed && !e->err && (!transferred || !incremented))
 		e->err = -EINVAL;

@@ -104,6 +104,13 @@ struct tramp_spec {
 	uint8_t index_mult;
 	uint32_t index_counter, index_slots;
 	uint8_t patch_len;
+	/* Optional (NULL: every instruction is decoded here): the window's first NINSNS
+	 * instructions as the patch analysis decoded them, their sizes and enum reloc_kind. One of
+	 * a plain form (a copy without a rip-relative operand, ret, a direct jmp, jcc or call, no
+	 * prefix) is relocated from its bytes without decoding it again; any other is decoded
+	 * and must be what they say. */
+	const uint8_t *sizes, *kinds;
+	uint32_t ninsns;
 };
 
 /* The most bytes a trampoline takes. */

@@ -197,6 +197,58 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
+/* Makes O's plan final for in-process counters as far as the binary tells (see
+ * patch_backend__settle): the functions whose sites the patch backend cannot take are planned
+ * again until it takes every one, so that at the attach only run-time reasons (a held thread,
+ * another tool's breakpoint) can refuse a site. Returns 0 or -1 (reported). */
+static int object_settle(struct session_object *o, struct patch_backend *pb, unsigned index)
+{
+	bool *redo = calloc(o->prog.nfuncs + 1, sizeof(*redo));
+	int ret = -1;
+
+	if (!redo)
+		return pr_err("out of memory");
+	for (int round = 0; round < 16; round++) {
+		struct count_object co = count_object_of(o, index);
+		struct placement pl;
+		size_t nbad = 0, nredo = 0;
+		double t0 = now_seconds();
+
+		memset(redo, 0, (o->prog.nfuncs + 1) * sizeof(*redo));
+		if (patch_backend__settle(pb, &co, redo, &nbad))
+			goto out;
+		if (!nbad) {
+			ret = 0;
+			goto out;
+		}
+		for (size_t i = 0; i < o->prog.nfuncs; i++)
+			nredo += redo[i];
+		if (patch_backend__before_replan(pb, index, redo))
+			goto out;
+		if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo)) {
+			pr_err("'%s': out of memory planning probes", o->path);
+			goto out;
+		}
+		placement__free(&o->pl);
+		o->pl = pl;
+		if (o->capacity && (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity ||
+				    plan_ordinals(&o->pl) > o->nordinals)) {
+			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out "
+			       "refused probes, %u and %u loaded",
+			       o->path, o->pl.ncounters, plan_ordinals(&o->pl), o->capacity,
+			       o->nordinals);
+			goto out;
+		}
+		pr_debug("'%s': in-process counters cannot take %zu sites: %zu functions planned "
+			 "again (%.3f s)",
+			 o->path, nbad, nredo, now_seconds() - t0);
+	}
+	pr_err("'%s': in-process counters keep refusing sites", o->path);
+out:
+	free(redo);
+	return ret;
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights,
@@ -231,6 +283,8 @@ static int object_prepare(struct session_object *o, const char *path,
 	}
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
+	if (pb && object_settle(o, pb, index))
+		return -1;
 	/* Room for a plan made again without refused sites (see session__attach). */
 	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
 	if (o->capacity < o->pl.nsites + 1024)
@@ -335,8 +389,13 @@ void session__avoid(struct session *s, uint64_t vaddr)
 {
 	struct session_object *o = &s->objs[0];
 
-	if (vaddr && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
+	if (vaddr && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0])) {
 		o->avoid[o->navoid++] = vaddr;
+		/* No window may hold it: known before the process exists too. */
+		if (s->patch && object_settle(o, s->patch, 0))
+			pr_warn("'%s': in-process counters could not be planned around %#llx",
+				o->path, (unsigned long long)vaddr);
+	}
 }
 
 int session__count_pid(struct session *s, int pid)
@@ -455,16 +514,73 @@ static int attach_loops(struct session *s)
 	return pr_err("'%s': the kernel keeps refusing loop probe sites", c->path);
 }
 
+/* A digest of the classes of each function's instructions (what its plan depends on), in
+ * SUM[nfuncs]. */
+static void class_digests(const struct cfg_program *prog, uint64_t *sum)
+{
+	for (size_t i = 0; i < prog->nfuncs; i++) {
+		const struct cfg_func *f = &prog->funcs[i];
+		uint64_t h = 0xcbf29ce484222325ULL;
+
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			const struct cfg_insn *in = &f->insns[k];
+
+			h = (h ^ (in->probe_class | (uint64_t)in->patch_count << 8 |
+				  (uint64_t)in->patch_branch << 16 |
+				  (uint64_t)in->patch_indirect << 24)) *
+			    0x100000001b3ULL;
+		}
+		sum[i] = h;
+	}
+}
+
+/* Plans C's probes again after a backend refused some of its sites (their instructions'
+ * classes changed since DIGEST was taken): only the functions holding them, once PB (C's
+ * patch backend, object INDEX, or NULL) has reserved their springboards. Returns 0 or
+ * -ENOMEM. */
+static int replan(struct session_object *c, const uint64_t *digest, struct patch_backend *pb,
+		  unsigned index)
+{
+	size_t n = c->prog.nfuncs, nredo = 0;
+	uint64_t *now = malloc((n + 1) * sizeof(*now));
+	bool *redo = calloc(n + 1, sizeof(*redo));
+	struct placement pl;
+	int err = -ENOMEM;
+
+	if (now && redo) {
+		class_digests(&c->prog, now);
+		for (size_t i = 0; i < n; i++)
+			nredo += redo[i] = now[i] != digest[i];
+		err = pb ? patch_backend__before_replan(pb, index, redo) : 0;
+		if (!err)
+			err = placement__replan(&pl, &c->prog, &c->popt, &c->pl, redo);
+	}
+	if (!err) {
+		pr_debug("'%s': %zu functions planned again", c->path, nredo);
+		placement__free(&c->pl);
+		c->pl = pl;
+	}
+	free(now);
+	free(redo);
+	return err;
+}
+
 int session__attach(struct session *s, size_t k, int pid)
 {
 	struct session_object *c = &s->objs[k];
+	uint64_t *digest = malloc((c->prog.nfuncs + 1) * sizeof(*digest));
+	int ret = -1;
 
+	if (!digest)
+		return pr_err("out of memory");
 	for (int round = 0; round < 8; round++) {
 		struct count_object co = count_object_of(c, k);
 		size_t nbad = 0, b = 0;
 		int err = 0;
+		double t0 = now_seconds();
 
 		co.bias = load_bias(pid, c->path, &c->img);
+		class_digests(&c->prog, digest);
 		/* What a backend can tell without installing anything, first; then each attaches
 		 * (the uprobe backend, first, finds refusals only by attaching, and leaves nothing
 		 * installed when it refuses). */
@@ -476,30 +592,49 @@ int session__attach(struct session *s, size_t k, int pid)
 		for (size_t u = 0; u < s->nbackends && !err && !nbad; u++) {
 			b = u + 1;
 			err = s->backends[u].ops->attach(s->backends[u].be, &co, pid, &nbad);
-			if (nbad && u > 0)
-				return pr_err("'%s': %s refused sites it had accepted", c->path,
-					      s->backends[u].ops->name);
+			if (nbad && u > 0) {
+				pr_err("'%s': %s refused sites it had accepted", c->path,
+				       s->backends[u].ops->name);
+				goto out;
+			}
 		}
-		if (err)
-			return err;
+		pr_debug("'%s': round %d: checked and attached in %.3f s", c->path, round,
+			 now_seconds() - t0);
+		if (err) {
+			ret = err;
+			goto out;
+		}
 		if (!nbad) {
 			c->bias = co.bias;
 			c->attached = true;
-			return k == 0 && s->loop_stats ? attach_loops(s) : 0;
+			ret = k == 0 && s->loop_stats ? attach_loops(s) : 0;
+			goto out;
 		}
 		pr_info("'%s': %s refuse %zu sites: placing counters without them", c->path,
 			s->backends[b - 1].ops->name, nbad);
-		placement__free(&c->pl);
-		if (placement__plan(&c->pl, &c->prog, &c->popt))
-			return pr_err("'%s': out of memory planning probes", c->path);
-		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity)
-			return pr_err("'%s': %u counters needed after leaving out refused probes, %u loaded",
-				      c->path, c->pl.ncounters, c->capacity);
-		if (plan_ordinals(&c->pl) > c->nordinals)
-			return pr_err("'%s': %u jump-table sites after leaving out refused probes, %u reserved",
-				      c->path, plan_ordinals(&c->pl), c->nordinals);
+		t0 = now_seconds();
+		if (replan(c, digest, k ? NULL : s->patch, (unsigned)k)) {
+			pr_err("'%s': out of memory planning probes", c->path);
+			goto out;
+		}
+		pr_debug("'%s': planned again in %.3f s", c->path, now_seconds() - t0);
+		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity) {
+			pr_err(
+			    "'%s': %u counters needed after leaving out refused probes, %u loaded",
+			    c->path, c->pl.ncounters, c->capacity);
+			goto out;
+		}
+		if (plan_ordinals(&c->pl) > c->nordinals) {
+			pr_err("'%s': %u jump-table sites after leaving out refused probes, %u "
+			       "reserved",
+			       c->path, plan_ordinals(&c->pl), c->nordinals);
+			goto out;
+		}
 	}
-	return pr_err("'%s': the counting mechanisms keep refusing sites", c->path);
+	pr_err("'%s': the counting mechanisms keep refusing sites", c->path);
+out:
+	free(digest);
+	return ret;
 }
 
 int session__check_libs(struct session *s, int pid)

@@ -138,7 +138,8 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		    const struct session_run_info *info, const char *out);
 
 /* Keeps every counting mechanism from writing code over the instruction of the binary at
- * ELF address VADDR (a breakpoint of the tracer's goes there; 0 is ignored). At most 4. */
+ * ELF address VADDR (a breakpoint of the tracer's goes there; 0 is ignored). At most 4. The
+ * plan is made again around it at once (no attach has to refuse a site for it). */
 void session__avoid(struct session *s, uint64_t vaddr);
 
 /* Counts process PID (and what it forks) from now on, with every backend. Returns 0 or
