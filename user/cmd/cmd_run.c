@@ -139,6 +139,20 @@ static int exec_stop(void *arg, int pid)
 	return 0;
 }
 
+/* At the loader's rendezvous (its libraries mapped, no constructor run yet): the libraries
+ * deferred to it get their counters. */
+static int libs_mapped(void *arg, int pid)
+{
+	return session__attach_mapped(arg, pid);
+}
+
+static int unwatch(void *arg, int pid, const char *path, uint64_t file_offset)
+{
+	struct session *s = arg;
+
+	return probes__unwatch(s->probes, pid, path, file_offset);
+}
+
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
  * took every probe of theirs. */
 static int check_libs(void *arg, int pid)
@@ -195,7 +209,7 @@ int cmd_run(int argc, char **argv)
 	struct tracer_result tr = { 0 };
 	int opt, rc, status = EXIT_INPUT;
 	size_t nlibs = 0;
-	bool written = false;
+	bool written = false, deferred = false;
 	struct session_object *main_obj;
 	uint64_t early, early_offset = 0;
 
@@ -249,8 +263,12 @@ int cmd_run(int argc, char **argv)
 		       binary);
 		goto out;
 	}
+	for (size_t k = 1; k < s.nobjs; k++)
+		deferred |= s.objs[k].deferred;
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.mapped = deferred ? libs_mapped : NULL,
+						.unwatch = unwatch,
 						.execed = exec_stop,
 						.spawned = spawned, .before_unwind = before_unwind,
 						.child_stopped = child_stopped,

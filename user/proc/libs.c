@@ -278,3 +278,113 @@ int libs__list(int pid, const char *prog, char ***paths, size_t *n)
 	*n = k;
 	return 0;
 }
+
+/* Opens PATH with libelf: *FD and the Elf, or NULL. */
+static Elf *elf_open_path(const char *path, int *fd)
+{
+	Elf *e;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		return NULL;
+	}
+	return e;
+}
+
+int libs__rendezvous(const char *ldso, struct libs_rendezvous *r)
+{
+	Elf_Scn *scn = NULL;
+	size_t nph = 0;
+	int fd;
+	Elf *e = elf_open_path(ldso, &fd);
+
+	memset(r, 0, sizeof(*r));
+	if (!e)
+		return -1;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "_dl_debug_state"))
+				r->state_fn = sym.st_value;
+			else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "_r_debug"))
+				r->r_debug = sym.st_value;
+		}
+	}
+	elf_getphdrnum(e, &nph);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_vaddr + ph.p_memsz > r->span)
+			r->span = ph.p_vaddr + ph.p_memsz;
+		if (r->state_fn >= ph.p_vaddr && r->state_fn < ph.p_vaddr + ph.p_filesz)
+			r->state_fn_off = r->state_fn - ph.p_vaddr + ph.p_offset;
+	}
+	elf_end(e);
+	close(fd);
+	return r->state_fn && r->state_fn_off && r->r_debug ? 0 : -1;
+}
+
+bool libs__runs_at_load(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool runs = false;
+	int fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	if (!e)
+		return true;
+	while (!runs && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && !runs; i++) {
+			if (sh.sh_type == SHT_DYNSYM) {
+				GElf_Sym sym;
+				const char *name;
+
+				runs = gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+				       (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ||
+					((name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+					 !strcmp(name, "__libc_early_init")));
+			} else if (sh.sh_type == SHT_RELA) {
+				GElf_Rela rela;
+
+				runs = gelf_getrela(d, (int)i, &rela) &&
+				       GELF_R_TYPE(rela.r_info) == R_X86_64_IRELATIVE;
+			} else if (sh.sh_type == SHT_DYNAMIC) {
+				GElf_Dyn dyn;
+
+				runs = gelf_getdyn(d, (int)i, &dyn) &&
+				       (dyn.d_tag == DT_TEXTREL ||
+					(dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL)));
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return runs;
+}

@@ -20,6 +20,7 @@
 #include "estimators/frames.h"
 #include "estimators/propagate.h"
 #include "user/util/log.h"
+#include "user/proc/libs.h"
 #include "user/proc/proc_maps.h"
 #include "user/profile/profile.h"
 
@@ -262,9 +263,10 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
-	/* In-process counters, in the binary (libraries keep their uprobes for now). With
-	 * --loop-stats everything stays uprobes: the trip-count probes are planned after the
-	 * counters and could land inside a patched window. */
+	/* In-process counters, in the binary, and with `run` in the libraries the loader runs
+	 * no code of before its rendezvous (they are patched there). With --loop-stats
+	 * everything stays uprobes: the trip-count probes are planned after the counters and
+	 * could land inside a patched window. */
 	if (o->counting == COUNTING_AUTO && !o->loop_stats) {
 		if (patch_backend__new(&s->patch, o->bound_pid > 0))
 			return -1;
@@ -274,8 +276,16 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
+		/* A library whose code the loader runs before its rendezvous (ifunc resolvers,
+		 * __libc_early_init) is counted from the exec on, by uprobes. */
+		if (k && s->patch && o->bound_pid <= 0) {
+			ob->deferred = !libs__runs_at_load(o->libs[k - 1]);
+			if (!ob->deferred)
+				pr_info("'%s': the loader runs its code before its libraries are all mapped (ifunc resolvers or __libc_early_init): counted by uprobes",
+					o->libs[k - 1]);
+		}
 		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
-				   k ? NULL : s->patch, (unsigned)k))
+				   k && !ob->deferred ? NULL : s->patch, (unsigned)k))
 			return -1;
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
@@ -511,6 +521,10 @@ int session__check_libs(struct session *s, int pid)
 		uint64_t *offs = NULL, *cookies = NULL, *bad = NULL;
 		size_t n = 0, nbad = 0;
 
+		/* Attached while mapped: the kernel said then what it refused. */
+		if (!o->before_mapped)
+			continue;
+
 		/* Mapped now: where (jump-table targets are run-time addresses). */
 		o->bias = load_bias(pid, o->path, &o->img);
 
@@ -544,9 +558,62 @@ int session__attach_libs(struct session *s, int pid)
 {
 	probes__bind_pid(s->probes, pid);
 	s->main_pid = pid;
-	for (size_t k = 1; k < s->nobjs; k++)
+	for (size_t k = 1; k < s->nobjs; k++) {
+		if (s->objs[k].deferred)
+			continue;
+		s->objs[k].before_mapped = !proc_maps__base(pid, s->objs[k].path);
 		if (session__attach(s, k, pid))
 			return -1;
+	}
+	return 0;
+}
+
+/* Takes object O's in-process counter sites out of its CFG and plans it again: uprobes
+ * count all of it. Returns 0 or -1 (reported). */
+static int object_no_patch(struct session_object *o)
+{
+	for (size_t i = 0; i < o->prog.nfuncs; i++) {
+		struct cfg_func *f = &o->prog.funcs[i];
+
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			f->insns[k].patch_count = f->insns[k].patch_branch =
+				f->insns[k].patch_indirect = 0;
+	}
+	placement__free(&o->pl);
+	if (placement__plan(&o->pl, &o->prog, &o->popt))
+		return pr_err("'%s': out of memory planning probes", o->path);
+	if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity)
+		return pr_err("'%s': %u counters needed with uprobes only, %u loaded", o->path,
+			      o->pl.ncounters, o->capacity);
+	return 0;
+}
+
+int session__attach_mapped(struct session *s, int pid)
+{
+	double t0 = now_seconds();
+
+	probes__bind_pid(s->probes, pid);
+	s->main_pid = pid;
+	for (size_t k = 1; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+
+		if (!o->deferred)
+			continue;
+		o->before_mapped = !proc_maps__base(pid, o->path);
+		if (o->before_mapped) {
+			pr_info("'%s' is not mapped at the loader's rendezvous (dlopen'd later?): counted by uprobes",
+				o->path);
+			if (object_no_patch(o)) {
+				s->libs_failed = true;
+				return -1;
+			}
+		}
+		if (session__attach(s, k, pid)) {
+			s->libs_failed = true;
+			return -1;
+		}
+	}
+	pr_info("libraries attached at the loader's rendezvous in %.3f s", now_seconds() - t0);
 	return 0;
 }
 
@@ -998,6 +1065,10 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	char *profiled[TRACER_MAX_OBJECTS];
 	int ret = -1;
 
+	if (s->libs_failed) {
+		pr_err("the libraries' counters could not be placed when the loader had mapped them: no profile written");
+		goto out;
+	}
 	if (!bi || !v || !nv || !counts || !lines || !in || !execs)
 		goto nomem;
 	for (size_t i = 0; i < tr->nexec_records; i++)
