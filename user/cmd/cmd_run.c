@@ -266,7 +266,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	for (size_t k = 1; k < s.nobjs; k++)
-		deferred |= s.objs[k].deferred;
+		deferred |= s.objs[k].deferred || s.objs[k].patch_later;
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
 						.mapped = deferred ? libs_mapped : NULL,

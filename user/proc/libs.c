@@ -344,47 +344,74 @@ int libs__rendezvous(const char *ldso, struct libs_rendezvous *r)
 	return r->state_fn && r->state_fn_off && r->r_debug ? 0 : -1;
 }
 
-bool libs__runs_at_load(const char *path)
+/* Appends V to *ROOTS (*N of them, room for *CAP). Returns 0 or -1. */
+static int root_add(uint64_t **roots, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		uint64_t *r = realloc(*roots, (*cap = *cap ? 2 * *cap : 64) * sizeof(*r));
+
+		if (!r)
+			return -1;
+		*roots = r;
+	}
+	(*roots)[(*n)++] = v;
+	return 0;
+}
+
+int libs__load_roots(const char *path, uint64_t **roots, size_t *n)
 {
 	Elf_Scn *scn = NULL;
-	bool runs = false;
+	size_t cap = 0;
+	int err = 0;
 	int fd;
 	Elf *e = elf_open_path(path, &fd);
 
+	*roots = NULL;
+	*n = 0;
 	if (!e)
-		return true;
-	while (!runs && (scn = elf_nextscn(e, scn))) {
+		return -1;
+	while (!err && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		size_t n;
+		size_t cnt;
 
 		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && !runs; i++) {
-			if (sh.sh_type == SHT_DYNSYM) {
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < cnt && !err; i++) {
+			if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
 				GElf_Sym sym;
 				const char *name;
 
-				runs = gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-				       (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ||
-					((name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
-					 !strcmp(name, "__libc_early_init")));
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ||
+				    (GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				     (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+				     !strcmp(name, "__libc_early_init")))
+					err = root_add(roots, n, &cap, sym.st_value);
 			} else if (sh.sh_type == SHT_RELA) {
 				GElf_Rela rela;
 
-				runs = gelf_getrela(d, (int)i, &rela) &&
-				       GELF_R_TYPE(rela.r_info) == R_X86_64_IRELATIVE;
+				if (gelf_getrela(d, (int)i, &rela) &&
+				    GELF_R_TYPE(rela.r_info) == R_X86_64_IRELATIVE)
+					err = root_add(roots, n, &cap, (uint64_t)rela.r_addend);
 			} else if (sh.sh_type == SHT_DYNAMIC) {
 				GElf_Dyn dyn;
 
-				runs = gelf_getdyn(d, (int)i, &dyn) &&
-				       (dyn.d_tag == DT_TEXTREL ||
-					(dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL)));
+				if (gelf_getdyn(d, (int)i, &dyn) &&
+				    (dyn.d_tag == DT_TEXTREL ||
+				     (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL))))
+					err = -1;
 			}
 		}
 	}
 	elf_end(e);
 	close(fd);
-	return runs;
+	if (err) {
+		free(*roots);
+		*roots = NULL;
+		*n = 0;
+	}
+	return err ? -1 : 0;
 }

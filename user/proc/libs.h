@@ -48,10 +48,12 @@ struct libs_rendezvous {
  * it has none (not reported). */
 int libs__rendezvous(const char *ldso, struct libs_rendezvous *r);
 
-/* Whether the dynamic loader may run code of the shared library at PATH (or write into its
- * code) before it announces that the program's initial objects are mapped (RT_CONSISTENT):
- * ifunc resolvers (STT_GNU_IFUNC symbols, IRELATIVE relocations), glibc's
- * __libc_early_init, text relocations (DT_TEXTREL). True when PATH cannot be read. */
-bool libs__runs_at_load(const char *path);
+/* The functions of the shared library at PATH the dynamic loader may run before it
+ * announces that the program's initial objects are mapped (RT_CONSISTENT, see tracer.c):
+ * ifunc resolvers (STT_GNU_IFUNC symbols, IRELATIVE relocations) and glibc's
+ * __libc_early_init, as ELF vaddrs in *ROOTS (malloc'd, *N of them, maybe 0). Returns 0, or
+ * -1 when PATH cannot be read or the loader writes into its code (DT_TEXTREL): then nothing
+ * of it may be patched. */
+int libs__load_roots(const char *path, uint64_t **roots, size_t *n);
 
 #endif

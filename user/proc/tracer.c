@@ -517,6 +517,11 @@ static const struct {
 	{ "execveat", BP_EXEC },
 };
 
+const char *tracer__watched_function(size_t i)
+{
+	return i < NSEARCH ? bp_functions[i].name : NULL;
+}
+
 struct symbol_search {
 	GElf_Addr addr[NSEARCH];
 	bool in_libc[NSEARCH];
@@ -1165,7 +1170,7 @@ static void early_place(struct tracer *t, int pid, const char *path, uint64_t va
  * returned (_dl_init, from _dl_start_user), before the program's entry point. So at the
  * RT_CONSISTENT stop every initial library is mapped and relocated and none of its
  * constructors has run, but ifunc resolvers and __libc_early_init have: a library with such
- * code (libs__runs_at_load) must be counted from the exec on, not from here. A dlopen later
+ * code (libs__load_roots) must be counted from the exec on, not from here. A dlopen later
  * calls _dl_debug_state again (RT_ADD, RT_CONSISTENT): the stop is one-shot. */
 
 /* AT_BASE of process PID (where its dynamic loader is loaded), or 0. */

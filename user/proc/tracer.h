@@ -98,7 +98,7 @@ struct tracer_hooks {
 	 * (_dl_debug_state, found in the loader's .dynsym at AT_BASE) with r_state
 	 * RT_CONSISTENT after the initial mapping: every DT_NEEDED library is mapped, no
 	 * constructor has run (ifunc resolvers and glibc's __libc_early_init have: see
-	 * libs__runs_at_load). The thread is stopped in the loader, PID single-threaded. When
+	 * libs__load_roots). The thread is stopped in the loader, PID single-threaded. When
 	 * the program has no such loader (static, or its symbols are missing) it is called
 	 * right after STARTED at the exec stop instead, nothing mapped yet. Non-zero is
 	 * reported and ignored. NULL: no such stop (nothing else changes). */
@@ -197,6 +197,11 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 /* Whether PID is a process edgeprof can attach to: 0, or a negative errno with one line
  * reported (no such process, a zombie, a kernel thread, edgeprof itself). */
 int tracer__check_target(int pid);
+
+/* The I-th function (from 0) whose first instruction the tracer watches or breaks on in the
+ * program's libraries (pthread_exit, the longjmp family, execve, the C++ unwinder's entries),
+ * NULL past the last: no in-process counter may be written over those instructions. */
+const char *tracer__watched_function(size_t i);
 
 /* Frees what tracer__run allocated in RES and zeroes it. Safe on a zeroed result. */
 void tracer_result__release(struct tracer_result *res);

@@ -171,6 +171,7 @@ static struct count_object count_object_of(struct session_object *o, size_t k)
 		.counter_base = o->counter_base, .capacity = o->capacity,
 		.ordinal_base = o->ordinal_base, .bias = o->bias, .index = (unsigned)k,
 		.avoid = o->avoid, .navoid = o->navoid, .refused = note_refused, .ctx = o,
+		.unmapped = o->not_mapped,
 	};
 }
 
@@ -198,10 +199,91 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
+/* The function of O whose name is NAME (a PLT or GOT callee: "malloc", "malloc@plt"), or -1. */
+static long func_named(const struct session_object *o, const char *name)
+{
+	size_t n = strcspn(name, "@");
+
+	for (size_t i = 0; i < o->prog.nfuncs; i++)
+		if (!strncmp(o->prog.funcs[i].name, name, n) && !o->prog.funcs[i].name[n])
+			return (long)i;
+	return -1;
+}
+
+/* Library O's functions the loader may run before its rendezvous: those at ROOTS[0, N) and
+ * every function they reach by direct calls (through the PLT too, when O defines the
+ * callee). Their instructions lose their in-process classes: uprobes attached at the exec
+ * count them. Returns 0 or -1 (reported). */
+static int object_mark_early(struct session_object *o, const uint64_t *roots, size_t n)
+{
+	bool *seen = calloc(o->prog.nfuncs + 1, sizeof(*seen));
+	uint32_t *queue = calloc(o->prog.nfuncs + 1, sizeof(*queue));
+	size_t head = 0, tail = 0, nindirect = 0;
+
+	if (!seen || !queue) {
+		free(seen);
+		free(queue);
+		return pr_err("out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cfg_func *f = cfg_program__func_at(&o->prog, roots[i]);
+		size_t fi = f ? (size_t)(f - o->prog.funcs) : 0;
+
+		if (f && !seen[fi]) {
+			seen[fi] = true;
+			queue[tail++] = (uint32_t)fi;
+		}
+	}
+	while (head < tail) {
+		struct cfg_func *f = &o->prog.funcs[queue[head++]];
+
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			f->insns[k].patch_count = f->insns[k].patch_branch =
+				f->insns[k].patch_indirect = 0;
+		for (uint32_t c = 0; c < f->ncalls; c++) {
+			const struct cfg_call *cl = &f->calls[c];
+			struct cfg_func *g = NULL;
+			long gi = -1;
+
+			if (cl->indirect && !cl->target)
+				nindirect++;
+			else if (!cl->external && cl->target &&
+				 (g = cfg_program__func_at(&o->prog, cl->target)))
+				gi = g - o->prog.funcs;
+			else if (cl->external && cl->name)
+				gi = func_named(o, cl->name);
+			if (gi >= 0 && !seen[gi]) {
+				seen[gi] = true;
+				queue[tail++] = (uint32_t)gi;
+			}
+		}
+	}
+	pr_info("'%s': %zu functions may run before the loader's rendezvous (%zu ifunc resolvers and early initialisers, %zu indirect calls not followed): counted by uprobes from the exec on",
+		o->path, tail, n, nindirect);
+	free(seen);
+	free(queue);
+	return 0;
+}
+
+/* Keeps in-process counters of library O off the first instruction of each function the
+ * tracer watches (its uprobe would run the file's instruction, not the jump written there). */
+static void object_avoid_watched(struct session_object *o)
+{
+	const char *name;
+
+	for (size_t i = 0; (name = tracer__watched_function(i)); i++) {
+		long f = func_named(o, name);
+
+		if (f >= 0 && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
+			o->avoid[o->navoid++] = o->prog.funcs[f].entry;
+	}
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights,
-			  struct patch_backend *pb, unsigned index)
+			  struct patch_backend *pb, unsigned index, const uint64_t *roots,
+			  size_t nroots)
 {
 	o->img.fd = -1;
 	if (strlen(path) >= sizeof(o->path))
@@ -222,6 +304,10 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->popt.longjmp = &o->lj;
 	/* Where in-process counters can go, before the plan prices its sites. */
 	if (pb && patch_backend__classify(pb, index, &o->prog))
+		return -1;
+	if (pb && index)
+		object_avoid_watched(o);
+	if (pb && nroots && object_mark_early(o, roots, nroots))
 		return -1;
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
@@ -276,16 +362,27 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
-		/* A library whose code the loader runs before its rendezvous (ifunc resolvers,
-		 * __libc_early_init) is counted from the exec on, by uprobes. */
+		uint64_t *roots = NULL;
+		size_t nroots = 0;
+		int err;
+
+		/* `run`: a library is patched at the loader's rendezvous; functions of it the
+		 * loader runs before (ifunc resolvers, __libc_early_init) are counted from the
+		 * exec on, by uprobes; one whose code the loader writes into, by uprobes only. */
 		if (k && s->patch && o->bound_pid <= 0) {
-			ob->deferred = !libs__runs_at_load(o->libs[k - 1]);
-			if (!ob->deferred)
-				pr_info("'%s': the loader runs its code before its libraries are all mapped (ifunc resolvers or __libc_early_init): counted by uprobes",
+			if (libs__load_roots(o->libs[k - 1], &roots, &nroots))
+				pr_info("'%s': the loader writes into its code (text relocations): counted by uprobes",
 					o->libs[k - 1]);
+			else if (nroots)
+				ob->patch_later = true;
+			else
+				ob->deferred = true;
 		}
-		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
-				   k && !ob->deferred ? NULL : s->patch, (unsigned)k))
+		err = object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
+				     !k || ob->deferred || ob->patch_later ? s->patch : NULL,
+				     (unsigned)k, roots, nroots);
+		free(roots);
+		if (err)
 			return -1;
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
@@ -556,13 +653,52 @@ int session__check_libs(struct session *s, int pid)
 
 int session__attach_libs(struct session *s, int pid)
 {
+	int err;
+
 	probes__bind_pid(s->probes, pid);
 	s->main_pid = pid;
 	for (size_t k = 1; k < s->nobjs; k++) {
-		if (s->objs[k].deferred)
+		struct session_object *o = &s->objs[k];
+
+		if (o->deferred)
 			continue;
-		s->objs[k].before_mapped = !proc_maps__base(pid, s->objs[k].path);
-		if (session__attach(s, k, pid))
+		o->before_mapped = !proc_maps__base(pid, o->path);
+		/* Its in-process counters are checked now (with the file's bytes), installed at
+		 * the rendezvous (session__attach_mapped). */
+		o->not_mapped = o->patch_later && o->before_mapped;
+		err = session__attach(s, k, pid);
+		o->not_mapped = false;
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+/* Installs the in-process counters of library K checked at the exec (patch_later), now that
+ * PID maps it. Sites that cannot be patched now (bytes that differ from the file's: another
+ * session's breakpoints) are left uncounted and noted. Returns 0 or -1 (reported). */
+static int object_install(struct session *s, size_t k, int pid)
+{
+	struct session_object *o = &s->objs[k];
+	struct count_object co = count_object_of(o, k);
+	size_t nbad = 0;
+
+	co.bias = load_bias(pid, o->path, &o->img);
+	if (!proc_maps__base(pid, o->path)) {
+		pr_warn("'%s' is not mapped at the loader's rendezvous: its in-process counters are not installed (its counts are not exact)",
+			o->path);
+		return -1;
+	}
+	o->bias = co.bias;
+	for (size_t b = 0; b < s->nbackends; b++) {
+		const struct count_ops *ops = s->backends[b].ops;
+
+		if (!ops->check || (ops->check(s->backends[b].be, &co, pid, &nbad)))
+			continue;
+		if (nbad)
+			pr_warn("'%s': %zu of its in-process counter sites cannot be patched at the loader's rendezvous: their counts are lost",
+				o->path, nbad);
+		if (ops->attach(s->backends[b].be, &co, pid, &nbad))
 			return -1;
 	}
 	return 0;
@@ -597,6 +733,10 @@ int session__attach_mapped(struct session *s, int pid)
 	for (size_t k = 1; k < s->nobjs; k++) {
 		struct session_object *o = &s->objs[k];
 
+		if (o->patch_later && object_install(s, k, pid)) {
+			s->libs_failed = true;
+			return -1;
+		}
 		if (!o->deferred)
 			continue;
 		o->before_mapped = !proc_maps__base(pid, o->path);

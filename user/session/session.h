@@ -58,9 +58,15 @@ struct session_object {
 	bool attached;
 	bool deferred;         /* run: attached when the loader has mapped it (tracer_hooks.mapped),
 				* with in-process counters; else at the exec, with uprobes */
+	bool patch_later;      /* run: the loader runs some of its code before its rendezvous
+				* (ifunc resolvers, __libc_early_init): those functions and
+				* what they call are counted by uprobes attached at the exec,
+				* the rest in process from the rendezvous on */
+	bool not_mapped;       /* being attached before it is mapped (count_object.unmapped) */
 	bool before_mapped;    /* its uprobes were attached before its file was mapped: the
 				* kernel checks them only then (session__check_libs) */
-	uint64_t avoid[4];     /* ELF vaddrs no code may be written over (session__avoid) */
+	uint64_t avoid[16];    /* ELF vaddrs no code may be written over (session__avoid, the
+				* tracer's watched functions) */
 	size_t navoid;
 	/* while folding indirect targets into counters */
 	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
@@ -125,7 +131,7 @@ int session__prepare(struct session *s, const char *binary, const struct session
 int session__attach(struct session *s, size_t k, int pid);
 
 /* session__attach of every library not deferred (all of them for `record -p`; for `run`
- * those the loader runs code of before it has mapped them all, libs__runs_at_load), with
+ * those the loader runs code of before its rendezvous, libs__load_roots), with
  * their probes bound to PID. A library PID does not map yet gets its probes when it is
  * mapped; the kernel checks them only then: see session__check_libs. */
 int session__attach_libs(struct session *s, int pid);
