@@ -6,7 +6,8 @@
 #    match valgrind callgrind exactly (build/tests/count_oracle, 0 differences), library
 #    constructors and destructors included; at least 90% of the library's sites are counted
 #    in process (patched at the loader's rendezvous), and with --probes uprobe (gcc build)
-#    none is, with the same exactness;
+#    none is, with the same exactness; with each round in a forked child that exits through
+#    exit(), both sections equal the sum of callgrind's processes;
 #  - `edgeprof -p PID --lib libz -d 1` on a running copy: both sections conserve flow (0
 #    violations), the process runs on; `edgeprof report` shows the library's section;
 #  - a name that matches no library: one line, exit status 1, for run, record and report.
@@ -17,6 +18,8 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
+# shellcheck source=tests/support/callgrind-run.sh
+source tests/support/callgrind-run.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/count_oracle
 
@@ -110,6 +113,37 @@ for cc in gcc clang; do
 		fi
 	fi
 done
+
+# Forked children (each round in one, which exits through exit()): the library's counters
+# are inherited like the binary's (patched code, shared counters), its destructors run in
+# each child; both sections equal the sum of callgrind's processes (cg_run).
+bin=$tmp/zlib_user-gcc
+if [ -x "$bin" ] && [ -n "$libz" ]; then
+	mkdir -p "$tmp/cgf"
+	cg_run "$tmp/cgf" /dev/null "$tmp/fnative" "$bin" 3 fork
+	cgf=()
+	for f in "${CG_FILES[@]}"; do cgf+=(--callgrind "$f"); done
+	if [ "$CG_RC" != 0 ] || [ ${#CG_FILES[@]} -lt 4 ]; then
+		bad "fork: callgrind failed ($CG_RC, ${#CG_FILES[@]} outputs)"
+	elif ! "$EDGEPROF" -q run --lib libz -o "$tmp/f.data" -- "$bin" 3 fork >"$tmp/out" 2>"$tmp/err"; then
+		bad "fork: edgeprof run --lib libz failed: $(head -c 300 "$tmp/err")"
+	else
+		cmp -s "$tmp/fnative" "$tmp/out" || bad "fork: output under edgeprof differs from the native one"
+		"$EDGEPROF" report --json "$tmp/f.data" >"$tmp/fmain.json" &&
+			"$EDGEPROF" report --lib libz --json "$tmp/f.data" >"$tmp/flib.json" ||
+			bad "fork: edgeprof report failed"
+		msg=$(lib_mechanisms "$tmp/flib.json")
+		[ "${msg%% *}" -ge 90 ] && ok "fork: ${msg#* }" || bad "fork: not mostly in process: ${msg#* }"
+		for section in main:"$bin" lib:"$libz"; do
+			json=$tmp/f${section%%:*}.json
+			if msg=$("$ORACLE" --profile "$json" "${cgf[@]}" --binary "${section#*:}" 2>&1); then
+				ok "fork: run --lib libz, 3 children, section ${section%%:*}: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+			else
+				bad "fork: run --lib libz, section ${section%%:*}: $(tail -n 5 <<<"$msg")"
+			fi
+		done
+	fi
+fi
 
 # Attached to a running copy.
 bin=$tmp/zlib_user-gcc
