@@ -674,6 +674,24 @@ int session__attach_libs(struct session *s, int pid)
 	return 0;
 }
 
+/* Whether site S of O still has its in-process class in O's CFG (a backend's check takes it
+ * away from a site it refuses). */
+static bool still_patchable(const struct session_object *o, const struct probe_site *st)
+{
+	const struct cfg_func *f = &o->prog.funcs[st->func];
+	int blk = cfg_func__block_containing(f, st->addr);
+
+	for (uint32_t k = 0; blk >= 0 && k < f->blocks[blk].ninsns; k++) {
+		const struct cfg_insn *in = &f->insns[f->blocks[blk].first_insn + k];
+
+		if (in->addr == st->addr)
+			return st->kind == SITE_BRANCH	 ? in->patch_branch
+			       : st->kind == SITE_INDIRECT ? in->patch_indirect
+							   : in->patch_count;
+	}
+	return false;
+}
+
 /* Installs the in-process counters of library K checked at the exec (patch_later), now that
  * PID maps it. Sites that cannot be patched now (bytes that differ from the file's: another
  * session's breakpoints) are left uncounted and noted. Returns 0 or -1 (reported). */
@@ -695,9 +713,14 @@ static int object_install(struct session *s, size_t k, int pid)
 
 		if (!ops->check || (ops->check(s->backends[b].be, &co, pid, &nbad)))
 			continue;
-		if (nbad)
-			pr_warn("'%s': %zu of its in-process counter sites cannot be patched at the loader's rendezvous: their counts are lost",
+		if (nbad) {
+			pr_warn("'%s': %zu of its in-process counter sites cannot be patched at the loader's rendezvous: their functions' counts are not exact",
 				o->path, nbad);
+			for (size_t i = 0; i < o->pl.nsites; i++)
+				if (probe_class__in_process(o->pl.sites[i].probe_class) &&
+				    !still_patchable(o, &o->pl.sites[i]))
+					note_refused(o, o->pl.sites[i].addr);
+		}
 		if (ops->attach(s->backends[b].be, &co, pid, &nbad))
 			return -1;
 	}
