@@ -415,3 +415,112 @@ int libs__load_roots(const char *path, uint64_t **roots, size_t *n)
 	}
 	return err ? -1 : 0;
 }
+
+struct sym_pair {
+	char *name;
+	uint64_t addr;
+};
+
+static int cmp_sym_pair(const void *a, const void *b)
+{
+	return strcmp(((const struct sym_pair *)a)->name, ((const struct sym_pair *)b)->name);
+}
+
+int libs__syms_load(const char *path, struct libs_syms *s)
+{
+	struct sym_pair *v = NULL;
+	size_t n = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+	int err = 0, fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	memset(s, 0, sizeof(*s));
+	if (!e)
+		return -1;
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !err; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if (n == cap) {
+				struct sym_pair *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*nv));
+
+				if (!nv) {
+					err = -1;
+					break;
+				}
+				v = nv;
+			}
+			v[n].name = strdup(name);
+			v[n].addr = sym.st_value;
+			if (!v[n].name)
+				err = -1;
+			else
+				n++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_sym_pair);
+	s->names = calloc(n + 1, sizeof(*s->names));
+	s->addrs = calloc(n + 1, sizeof(*s->addrs));
+	if (!s->names || !s->addrs)
+		err = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s->names) {
+			s->names[i] = v[i].name;
+			s->addrs[i] = v[i].addr;
+		} else {
+			free(v[i].name);
+		}
+	}
+	if (s->names)
+		s->n = n;
+	free(v);
+	return err;
+}
+
+uint64_t libs__syms_find(const struct libs_syms *s, const char *name)
+{
+	char key[256];
+	size_t lo = 0, hi = s->n, len = strcspn(name, "@");
+
+	if (len >= sizeof(key))
+		return 0;
+	memcpy(key, name, len);
+	key[len] = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->names[mid], key);
+
+		if (!c)
+			return s->addrs[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+void libs__syms_free(struct libs_syms *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->addrs);
+	memset(s, 0, sizeof(*s));
+}

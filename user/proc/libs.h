@@ -56,4 +56,21 @@ int libs__rendezvous(const char *ldso, struct libs_rendezvous *r);
  * of it may be patched. */
 int libs__load_roots(const char *path, uint64_t **roots, size_t *n);
 
+/* The defined function symbols (STT_FUNC, STT_GNU_IFUNC) of a shared object, by name. */
+struct libs_syms {
+	char **names;    /* sorted */
+	uint64_t *addrs; /* ELF vaddrs, like names */
+	size_t n;
+};
+
+/* Loads the function symbols of PATH (.dynsym and .symtab) into *S. Returns 0, or -1 when
+ * PATH cannot be read or memory runs out (not reported); free *S in any case. */
+int libs__syms_load(const char *path, struct libs_syms *s);
+
+/* The address of the function NAME in S ("malloc"; a version or "@plt" suffix is ignored),
+ * or 0. */
+uint64_t libs__syms_find(const struct libs_syms *s, const char *name);
+
+void libs__syms_free(struct libs_syms *s);
+
 #endif

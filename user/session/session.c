@@ -199,22 +199,23 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
-/* The function of O whose name is NAME (a PLT or GOT callee: "malloc", "malloc@plt"), or -1. */
-static long func_named(const struct session_object *o, const char *name)
+/* The function of O that symbol NAME of SYMS names (a PLT or GOT callee: "malloc",
+ * "malloc@plt"), or -1. */
+static long func_named(const struct session_object *o, const struct libs_syms *syms,
+		       const char *name)
 {
-	size_t n = strcspn(name, "@");
+	uint64_t a = libs__syms_find(syms, name);
+	struct cfg_func *f = a ? cfg_program__func_at(&o->prog, a) : NULL;
 
-	for (size_t i = 0; i < o->prog.nfuncs; i++)
-		if (!strncmp(o->prog.funcs[i].name, name, n) && !o->prog.funcs[i].name[n])
-			return (long)i;
-	return -1;
+	return f ? f - o->prog.funcs : -1;
 }
 
 /* Library O's functions the loader may run before its rendezvous: those at ROOTS[0, N) and
  * every function they reach by direct calls (through the PLT too, when O defines the
  * callee). Their instructions lose their in-process classes: uprobes attached at the exec
  * count them. Returns 0 or -1 (reported). */
-static int object_mark_early(struct session_object *o, const uint64_t *roots, size_t n)
+static int object_mark_early(struct session_object *o, const struct libs_syms *syms,
+			     const uint64_t *roots, size_t n)
 {
 	bool *seen = calloc(o->prog.nfuncs + 1, sizeof(*seen));
 	uint32_t *queue = calloc(o->prog.nfuncs + 1, sizeof(*queue));
@@ -250,8 +251,10 @@ static int object_mark_early(struct session_object *o, const uint64_t *roots, si
 			else if (!cl->external && cl->target &&
 				 (g = cfg_program__func_at(&o->prog, cl->target)))
 				gi = g - o->prog.funcs;
-			else if (cl->external && cl->name)
-				gi = func_named(o, cl->name);
+			else if (cl->external && cl->name &&
+				 (gi = func_named(o, syms, cl->name)) < 0)
+				pr_debug("'%s': %s, called by %s before the loader's rendezvous, is not one of its functions",
+					 o->path, cl->name, f->name);
 			if (gi >= 0 && !seen[gi]) {
 				seen[gi] = true;
 				queue[tail++] = (uint32_t)gi;
@@ -267,12 +270,12 @@ static int object_mark_early(struct session_object *o, const uint64_t *roots, si
 
 /* Keeps in-process counters of library O off the first instruction of each function the
  * tracer watches (its uprobe would run the file's instruction, not the jump written there). */
-static void object_avoid_watched(struct session_object *o)
+static void object_avoid_watched(struct session_object *o, const struct libs_syms *syms)
 {
 	const char *name;
 
 	for (size_t i = 0; (name = tracer__watched_function(i)); i++) {
-		long f = func_named(o, name);
+		long f = func_named(o, syms, name);
 
 		if (f >= 0 && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
 			o->avoid[o->navoid++] = o->prog.funcs[f].entry;
@@ -305,10 +308,21 @@ static int object_prepare(struct session_object *o, const char *path,
 	/* Where in-process counters can go, before the plan prices its sites. */
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
-	if (pb && index)
-		object_avoid_watched(o);
-	if (pb && nroots && object_mark_early(o, roots, nroots))
-		return -1;
+	if (pb && index) {
+		struct libs_syms syms;
+		int err = libs__syms_load(path, &syms);
+
+		if (!err) {
+			object_avoid_watched(o, &syms);
+			if (nroots)
+				err = object_mark_early(o, &syms, roots, nroots);
+		} else {
+			pr_err("'%s': cannot read its symbols", path);
+		}
+		libs__syms_free(&syms);
+		if (err)
+			return -1;
+	}
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
 			return -1;
@@ -349,8 +363,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
-	/* In-process counters, in the binary, and with `run` in the libraries the loader runs
-	 * no code of before its rendezvous (they are patched there). With --loop-stats
+	/* In-process counters, in the binary, and with `run` in the libraries too (patched at
+	 * the loader's rendezvous, but for the functions it runs earlier). With --loop-stats
 	 * everything stays uprobes: the trip-count probes are planned after the counters and
 	 * could land inside a patched window. */
 	if (o->counting == COUNTING_AUTO && !o->loop_stats) {
