@@ -7,8 +7,9 @@
 # resolvers and the string functions they pick (valgrind's CPU has no AVX-512), which this
 # comparison does not. On a private copy of libc.so.6 (found through LD_LIBRARY_PATH), so
 # that no uprobe goes into the libc every process of the machine maps (registering thousands
-# there stalls fork() machine-wide). For sed (one process) and fork_child (children that
-# inherit the patched code and the shared counters, and exit through exit()):
+# there stalls fork() machine-wide). For sed (one process), fork_child (children that
+# inherit the patched code and the shared counters, and exit through exit()) and longjmp
+# (libc's longjmp, whose entry the tracer watches, so no counter may be written over it):
 #  - the program's output is the native one;
 #  - at least 90% of libc's probe sites are counted in process;
 #  - libc's section equals the --probes uprobe run's in every block, edge and invocation
@@ -79,11 +80,14 @@ print(f"{kinds['block']} blocks ({ran} ran), {kinds['edge']} edges, {kinds['inv'
 PY
 }
 
-gcc -O2 -g -o "$tmp/fork_child" tests/programs/fork_child.c || { echo "FAIL: cannot build fork_child"; exit 1; }
+for p in fork_child longjmp; do
+	gcc -O2 -g -o "$tmp/$p" "tests/programs/$p.c" || { echo "FAIL: cannot build $p"; exit 1; }
+done
 seq 1 2000 | sed 's/$/ abcabc a-b-a/' >"$tmp/input"
-declare -A CMDS=([sed]="sed -e s/a/b/g -e /7/d $tmp/input" [fork_child]="$tmp/fork_child 20")
+declare -A CMDS=([sed]="sed -e s/a/b/g -e /7/d $tmp/input" [fork_child]="$tmp/fork_child 20"
+	[longjmp]="$tmp/longjmp")
 
-for name in sed fork_child; do
+for name in sed fork_child longjmp; do
 	read -r -a cmd <<<"${CMDS[$name]}"
 	setarch -R "${cmd[@]}" >"$tmp/native" 2>/dev/null
 	for mech in auto uprobe; do
