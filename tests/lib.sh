@@ -4,7 +4,10 @@
 #  - `edgeprof run --lib libz`, gcc -O2 and clang -O2 builds: the program's output is the
 #    native one, and both sections (`edgeprof report --json` and `report --lib libz --json`)
 #    match valgrind callgrind exactly (build/tests/count_oracle, 0 differences), library
-#    constructors and destructors included;
+#    constructors and destructors included; at least 90% of the library's sites are counted
+#    in process (patched at the loader's rendezvous), and with --probes uprobe (gcc build)
+#    none is, with the same exactness; with each round in a forked child that exits through
+#    exit(), both sections equal the sum of callgrind's processes;
 #  - `edgeprof -p PID --lib libz -d 1` on a running copy: both sections conserve flow (0
 #    violations), the process runs on; `edgeprof report` shows the library's section;
 #  - a name that matches no library: one line, exit status 1, for run, record and report.
@@ -15,6 +18,8 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
+# shellcheck source=tests/support/callgrind-run.sh
+source tests/support/callgrind-run.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/count_oracle
 
@@ -31,6 +36,20 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# "PERCENT text": the percentage of a section's (report --json) probe sites counted in
+# process, and a line saying how many sites each mechanism counted.
+lib_mechanisms() {
+	python3 - "$1" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["probes"]
+by = {}
+for c in p["classes"].values():
+    by[c["mechanism"]] = by.get(c["mechanism"], 0) + c["sites"]
+inproc = by.get("in-process", 0)
+print(f"{100 * inproc // max(p['sites'], 1)} {inproc} of {p['sites']} library sites in process, {by.get('uprobe', 0)} uprobes")
+PY
+}
 
 libz=""
 for cc in gcc clang; do
@@ -65,7 +84,66 @@ for cc in gcc clang; do
 			bad "$cc run --lib libz, section ${section%%:*}: $(tail -n 5 <<<"$msg")"
 		fi
 	done
+	# The library is patched at the loader's rendezvous (mapped, its constructors not run
+	# yet): most of its sites are counted in process, the kernel's uprobes take the rest.
+	if msg=$(lib_mechanisms "$tmp/lib.json") && [ "${msg%% *}" -ge 90 ]; then
+		ok "$cc run --lib libz: ${msg#* }"
+	else
+		bad "$cc run --lib libz: not mostly in process: ${msg#* }"
+	fi
+	# The same with uprobes only: as exact, nothing in process.
+	if [ "$cc" = gcc ]; then
+		if "$EDGEPROF" -q run --probes uprobe --lib libz -o "$tmp/u.data" -- "$bin" 4 >"$tmp/out" 2>"$tmp/err" &&
+			cmp -s "$tmp/native" "$tmp/out" &&
+			"$EDGEPROF" report --json "$tmp/u.data" >"$tmp/umain.json" &&
+			"$EDGEPROF" report --lib libz --json "$tmp/u.data" >"$tmp/ulib.json"; then
+			msg=$(lib_mechanisms "$tmp/ulib.json")
+			[ "${msg%% *}" = 0 ] && ok "run --probes uprobe --lib libz: ${msg#* }" ||
+				bad "run --probes uprobe --lib libz: ${msg#* }"
+			for section in main:"$bin" lib:"$libz"; do
+				json=$tmp/u${section%%:*}.json
+				if msg=$("$ORACLE" --profile "$json" --callgrind "$tmp/cg-$cc.out" --binary "${section#*:}" 2>&1); then
+					ok "run --probes uprobe --lib libz, section ${section%%:*}: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+				else
+					bad "run --probes uprobe --lib libz, section ${section%%:*}: $(tail -n 5 <<<"$msg")"
+				fi
+			done
+		else
+			bad "run --probes uprobe --lib libz failed or changed the output: $(head -c 300 "$tmp/err")"
+		fi
+	fi
 done
+
+# Forked children (each round in one, which exits through exit()): the library's counters
+# are inherited like the binary's (patched code, shared counters), its destructors run in
+# each child; both sections equal the sum of callgrind's processes (cg_run).
+bin=$tmp/zlib_user-gcc
+if [ -x "$bin" ] && [ -n "$libz" ]; then
+	mkdir -p "$tmp/cgf"
+	cg_run "$tmp/cgf" /dev/null "$tmp/fnative" "$bin" 3 fork
+	cgf=()
+	for f in "${CG_FILES[@]}"; do cgf+=(--callgrind "$f"); done
+	if [ "$CG_RC" != 0 ] || [ ${#CG_FILES[@]} -lt 4 ]; then
+		bad "fork: callgrind failed ($CG_RC, ${#CG_FILES[@]} outputs)"
+	elif ! "$EDGEPROF" -q run --lib libz -o "$tmp/f.data" -- "$bin" 3 fork >"$tmp/out" 2>"$tmp/err"; then
+		bad "fork: edgeprof run --lib libz failed: $(head -c 300 "$tmp/err")"
+	else
+		cmp -s "$tmp/fnative" "$tmp/out" || bad "fork: output under edgeprof differs from the native one"
+		"$EDGEPROF" report --json "$tmp/f.data" >"$tmp/fmain.json" &&
+			"$EDGEPROF" report --lib libz --json "$tmp/f.data" >"$tmp/flib.json" ||
+			bad "fork: edgeprof report failed"
+		msg=$(lib_mechanisms "$tmp/flib.json")
+		[ "${msg%% *}" -ge 90 ] && ok "fork: ${msg#* }" || bad "fork: not mostly in process: ${msg#* }"
+		for section in main:"$bin" lib:"$libz"; do
+			json=$tmp/f${section%%:*}.json
+			if msg=$("$ORACLE" --profile "$json" "${cgf[@]}" --binary "${section#*:}" 2>&1); then
+				ok "fork: run --lib libz, 3 children, section ${section%%:*}: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+			else
+				bad "fork: run --lib libz, section ${section%%:*}: $(tail -n 5 <<<"$msg")"
+			fi
+		done
+	fi
+fi
 
 # Attached to a running copy.
 bin=$tmp/zlib_user-gcc

@@ -50,8 +50,10 @@ static const char run_usage[] =
 	"      --placement MODE  chords (default): counters on spanning-tree chords at the cheapest\n"
 	"                        sites; naive: one counter on the first instruction of every\n"
 	"                        block (for comparison; edges are derived where block counts allow)\n"
-	"      --probes MECH     auto (default): in-process counters in the binary where proven\n"
-	"                        safe, uprobes elsewhere and in libraries; uprobe: uprobes only\n"
+	"      --probes MECH     auto (default): in-process counters where proven safe (in a\n"
+	"                        --lib library from when the dynamic loader has mapped it, unless\n"
+	"                        the loader runs its code earlier: ifunc resolvers), uprobes\n"
+	"                        elsewhere; uprobe: uprobes only\n"
 	"      --weights FILE    weigh edges by the exact counts of an earlier profile of the same\n"
 	"                        build, or, with FILE the word static, by the static profile\n"
 	"                        estimate ('edgeprof static'); default: Ball-Larus loop heuristic\n"
@@ -139,6 +141,20 @@ static int exec_stop(void *arg, int pid)
 	return 0;
 }
 
+/* At the loader's rendezvous (its libraries mapped, no constructor run yet): the libraries
+ * deferred to it get their counters. */
+static int libs_mapped(void *arg, int pid)
+{
+	return session__attach_mapped(arg, pid);
+}
+
+static int unwatch(void *arg, int pid, const char *path, uint64_t file_offset)
+{
+	struct session *s = arg;
+
+	return probes__unwatch(s->probes, pid, path, file_offset);
+}
+
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
  * took every probe of theirs. */
 static int check_libs(void *arg, int pid)
@@ -195,7 +211,7 @@ int cmd_run(int argc, char **argv)
 	struct tracer_result tr = { 0 };
 	int opt, rc, status = EXIT_INPUT;
 	size_t nlibs = 0;
-	bool written = false;
+	bool written = false, deferred = false;
 	struct session_object *main_obj;
 	uint64_t early, early_offset = 0;
 
@@ -249,8 +265,12 @@ int cmd_run(int argc, char **argv)
 		       binary);
 		goto out;
 	}
+	for (size_t k = 1; k < s.nobjs; k++)
+		deferred |= s.objs[k].deferred || s.objs[k].patch_later;
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
+						.mapped = deferred ? libs_mapped : NULL,
+						.unwatch = unwatch,
 						.execed = exec_stop,
 						.spawned = spawned, .before_unwind = before_unwind,
 						.child_stopped = child_stopped,

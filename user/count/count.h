@@ -29,6 +29,9 @@ struct count_object {
 	uint32_t ordinal_base;       /* its indirect sites' ordinals are offset by this */
 	uint64_t bias;               /* run-time address - ELF vaddr of its code, once mapped */
 	unsigned index;              /* 0: the binary, K: the K-th library */
+	bool unmapped;               /* not mapped in the process yet (a library at the exec):
+				      * a backend that writes into its code only checks its sites
+				      * (with the file's bytes) and installs nothing */
 	const uint64_t *avoid;       /* ELF vaddrs no code may be written over (the tracer's
 				      * breakpoints), NAVOID of them */
 	size_t navoid;

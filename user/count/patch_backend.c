@@ -322,7 +322,7 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 	}
 	if (pid > 0 && b->attach_mode && (err = held_points(o, pid, &pts)))
 		goto out;
-	if (pid > 0)
+	if (pid > 0 && !o->unmapped)
 		code_image(o, pid, &mem);
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (!patch_counts_class(pl->sites[i].probe_class))
@@ -471,8 +471,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	int err = 0, r;
 
 	*nrefused = 0;
-	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps)
-		return 0;
+	if (o->index >= PATCH_MAX_OBJECTS || !b->objs[o->index].ps || o->unmapped)
+		return 0; /* unmapped: installed once mapped (the windows checked are kept) */
 	po = &b->objs[o->index];
 	for (size_t i = 0; i < pl->nsites && i < po->nwin; i++)
 		n += po->win_len[i] != 0;

@@ -42,7 +42,20 @@
 struct probe_link {
 	struct bpf_link *l;
 	int pid;
+	uint64_t watch; /* a watch's key (watch_key), 0 for counting links */
 };
+
+/* The key of a watch of PATH at FILE_OFFSET (FNV-1a of both; never 0). */
+static uint64_t watch_key(const char *path, uint64_t file_offset)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((file_offset >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
 
 /* What one attach_multi call attached, kept to attach it again for a forked child. */
 struct probe_spec {
@@ -264,7 +277,7 @@ static int add_link(struct probes *p, struct bpf_link *l, int pid)
 		p->links = n;
 		p->links_cap = cap;
 	}
-	p->links[p->nlinks++] = (struct probe_link){ l, pid };
+	p->links[p->nlinks++] = (struct probe_link){ l, pid, 0 };
 	return 0;
 }
 
@@ -567,7 +580,25 @@ int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_off
 	err = add_link(p, l, pid > 0 ? pid : p->bound_pid);
 	if (err)
 		bpf_link__destroy(l);
+	else
+		p->links[p->nlinks - 1].watch = watch_key(path, file_offset);
 	return err;
+}
+
+int probes__unwatch(struct probes *p, int pid, const char *path, uint64_t file_offset)
+{
+	uint64_t key = watch_key(path, file_offset);
+
+	if (pid <= 0)
+		pid = p->bound_pid;
+	for (size_t i = 0; i < p->nlinks; i++)
+		if (p->links[i].watch == key && p->links[i].pid == pid) {
+			bpf_link__destroy(p->links[i].l);
+			memmove(&p->links[i], &p->links[i + 1],
+				(--p->nlinks - i) * sizeof(p->links[0]));
+			return 0;
+		}
+	return -ENOENT;
 }
 
 void probes__bind_pid(struct probes *p, int pid)

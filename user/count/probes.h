@@ -70,6 +70,10 @@ int probes__add_pid(struct probes *p, int pid);
  * debug level only: a function that cannot be watched is reported by the caller). */
 int probes__watch(struct probes *p, int pid, const char *path, uint64_t file_offset);
 
+/* Takes back the watch probes__watch made for PID (<= 0: the bound process) on PATH at
+ * FILE_OFFSET. Returns 0, or -ENOENT when there is none. */
+int probes__unwatch(struct probes *p, int pid, const char *path, uint64_t file_offset);
+
 /* Binds the links attached from now on to process PID (all its threads): the kernel installs
  * their probes in that process only, and other processes mapping the binary never pay for
  * them. Its later children do not either, unless probes__follow_forks gives them links of

@@ -278,3 +278,249 @@ int libs__list(int pid, const char *prog, char ***paths, size_t *n)
 	*n = k;
 	return 0;
 }
+
+/* Opens PATH with libelf: *FD and the Elf, or NULL. */
+static Elf *elf_open_path(const char *path, int *fd)
+{
+	Elf *e;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(*fd);
+		return NULL;
+	}
+	return e;
+}
+
+int libs__rendezvous(const char *ldso, struct libs_rendezvous *r)
+{
+	Elf_Scn *scn = NULL;
+	size_t nph = 0;
+	int fd;
+	Elf *e = elf_open_path(ldso, &fd);
+
+	memset(r, 0, sizeof(*r));
+	if (!e)
+		return -1;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(name, "_dl_debug_state"))
+				r->state_fn = sym.st_value;
+			else if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !strcmp(name, "_r_debug"))
+				r->r_debug = sym.st_value;
+		}
+	}
+	elf_getphdrnum(e, &nph);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_vaddr + ph.p_memsz > r->span)
+			r->span = ph.p_vaddr + ph.p_memsz;
+		if (r->state_fn >= ph.p_vaddr && r->state_fn < ph.p_vaddr + ph.p_filesz)
+			r->state_fn_off = r->state_fn - ph.p_vaddr + ph.p_offset;
+	}
+	elf_end(e);
+	close(fd);
+	return r->state_fn && r->state_fn_off && r->r_debug ? 0 : -1;
+}
+
+/* Appends V to *ROOTS (*N of them, room for *CAP). Returns 0 or -1. */
+static int root_add(uint64_t **roots, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		uint64_t *r = realloc(*roots, (*cap = *cap ? 2 * *cap : 64) * sizeof(*r));
+
+		if (!r)
+			return -1;
+		*roots = r;
+	}
+	(*roots)[(*n)++] = v;
+	return 0;
+}
+
+int libs__load_roots(const char *path, uint64_t **roots, size_t *n)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+	int err = 0;
+	int fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	*roots = NULL;
+	*n = 0;
+	if (!e)
+		return -1;
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < cnt && !err; i++) {
+			if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC ||
+				    (GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+				     (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+				     !strcmp(name, "__libc_early_init")))
+					err = root_add(roots, n, &cap, sym.st_value);
+			} else if (sh.sh_type == SHT_RELA) {
+				GElf_Rela rela;
+
+				if (gelf_getrela(d, (int)i, &rela) &&
+				    GELF_R_TYPE(rela.r_info) == R_X86_64_IRELATIVE)
+					err = root_add(roots, n, &cap, (uint64_t)rela.r_addend);
+			} else if (sh.sh_type == SHT_DYNAMIC) {
+				GElf_Dyn dyn;
+
+				if (gelf_getdyn(d, (int)i, &dyn) &&
+				    (dyn.d_tag == DT_TEXTREL ||
+				     (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_TEXTREL))))
+					err = -1;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (err) {
+		free(*roots);
+		*roots = NULL;
+		*n = 0;
+	}
+	return err ? -1 : 0;
+}
+
+struct sym_pair {
+	char *name;
+	uint64_t addr;
+};
+
+static int cmp_sym_pair(const void *a, const void *b)
+{
+	return strcmp(((const struct sym_pair *)a)->name, ((const struct sym_pair *)b)->name);
+}
+
+int libs__syms_load(const char *path, struct libs_syms *s)
+{
+	struct sym_pair *v = NULL;
+	size_t n = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+	int err = 0, fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	memset(s, 0, sizeof(*s));
+	if (!e)
+		return -1;
+	while (!err && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !err; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if (n == cap) {
+				struct sym_pair *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*nv));
+
+				if (!nv) {
+					err = -1;
+					break;
+				}
+				v = nv;
+			}
+			v[n].name = strdup(name);
+			v[n].addr = sym.st_value;
+			if (!v[n].name)
+				err = -1;
+			else
+				n++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_sym_pair);
+	s->names = calloc(n + 1, sizeof(*s->names));
+	s->addrs = calloc(n + 1, sizeof(*s->addrs));
+	if (!s->names || !s->addrs)
+		err = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s->names) {
+			s->names[i] = v[i].name;
+			s->addrs[i] = v[i].addr;
+		} else {
+			free(v[i].name);
+		}
+	}
+	if (s->names)
+		s->n = n;
+	free(v);
+	return err;
+}
+
+uint64_t libs__syms_find(const struct libs_syms *s, const char *name)
+{
+	char key[256];
+	size_t lo = 0, hi = s->n, len = strcspn(name, "@");
+
+	if (len >= sizeof(key))
+		return 0;
+	memcpy(key, name, len);
+	key[len] = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(s->names[mid], key);
+
+		if (!c)
+			return s->addrs[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+void libs__syms_free(struct libs_syms *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->addrs);
+	memset(s, 0, sizeof(*s));
+}

@@ -28,3 +28,27 @@ uint64_t proc_maps__base(int pid, const char *path)
 		fclose(f);
 	return base;
 }
+
+int proc_maps__file_at(int pid, uint64_t addr, char *path, size_t len)
+{
+	char maps[64], line[4096];
+	int ret = -1;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char name[4096];
+
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %4095s", &lo, &hi, name) == 3 &&
+		    addr >= lo && addr < hi && name[0] == '/' && strlen(name) < len) {
+			strcpy(path, name);
+			ret = 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}

@@ -9,6 +9,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include "bpf/edgeprof.h"
 #include "user/util/clock.h"
 #include "user/util/log.h"
+#include "user/proc/libs.h"
 #include "user/proc/proc_maps.h"
 
 /* Deeper stacks are cut there and counted as unwind failures. */
@@ -115,6 +117,14 @@ struct tracer {
 	uint64_t early;      /* runtime address of the one-shot early stop, 0 when none */
 	long early_word;     /* the word it replaced */
 	int early_pid;
+	/* The loader's rendezvous (hooks->mapped): a stop at _dl_debug_state (run-time address
+	 * rdv, file offset rdv_off of rdv_path) in process rdv_pid, whose struct r_debug is at
+	 * rdv_state; the loader's image is [rdv_lo, rdv_hi). rdv 0: none pending. */
+	uint64_t rdv, rdv_state, rdv_lo, rdv_hi, rdv_off;
+	long rdv_word; /* the word its int3 replaced (not watching) */
+	int rdv_pid;
+	char rdv_path[512];
+	bool rdv_watched; /* the watch is still installed (hooks->unwatch missing) */
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
 	double start;  /* when the program started (attach: the window opened) */
 	bool watching; /* tracer__run with hooks->watch: no breakpoint written either */
@@ -506,6 +516,11 @@ static const struct {
 	{ "_Unwind_Resume", BP_THROW },      { "execve", BP_EXEC },
 	{ "execveat", BP_EXEC },
 };
+
+const char *tracer__watched_function(size_t i)
+{
+	return i < NSEARCH ? bp_functions[i].name : NULL;
+}
 
 struct symbol_search {
 	GElf_Addr addr[NSEARCH];
@@ -1064,6 +1079,7 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 
 static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
 static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig);
+static void rdv_done(struct tracer *t, int tgid, bool late);
 
 /* The one-shot early stop (see tracer_hooks.early_stop), watched (the thread has run the
  * watched instruction): watches the process's library functions, the C library being loaded
@@ -1076,6 +1092,8 @@ static bool early_watch_hit(struct tracer *t, int tid, int tgid)
 	    regs.rip < t->early || regs.rip >= t->early + 16)
 		return false;
 	t->early = 0;
+	if (t->rdv && tgid == t->rdv_pid)
+		rdv_done(t, tgid, true);
 	watch_install(t, tgid, t->hooks);
 	if (t->hooks && t->hooks->loaded && t->hooks->loaded(t->hooks->ctx, tgid))
 		pr_debug("process %d: the load hook failed", tgid);
@@ -1098,6 +1116,8 @@ static bool early_hit(struct tracer *t, int tid, int tgid)
 		pr_warn("thread %d: cannot rewind after the start breakpoint: %s", tid,
 			strerror(errno));
 	t->early = 0;
+	if (t->rdv && tgid == t->rdv_pid)
+		rdv_done(t, tgid, true);
 	breakpoint_install(t, tid, tgid);
 	if (t->hooks && t->hooks->loaded && t->hooks->loaded(t->hooks->ctx, tgid))
 		pr_debug("process %d: the load hook failed", tgid);
@@ -1136,6 +1156,148 @@ static void early_place(struct tracer *t, int pid, const char *path, uint64_t va
 		return;
 	}
 	t->early_pid = pid;
+}
+
+/* --- the loader's rendezvous (hooks->mapped) ---------------------------------------------- */
+
+/* Where the stop is, checked against glibc 2.36's elf/rtld.c (dl_main): the loader sets
+ * r_state = RT_ADD and calls _dl_debug_state before _dl_map_object_deps maps the DT_NEEDED
+ * libraries (and LD_PRELOAD ones); it then relocates every object (_dl_relocate_object, in
+ * l_initfini order: IRELATIVE relocations and references to STT_GNU_IFUNC symbols call their
+ * libraries' ifunc resolvers here), sets up TLS, calls libc's __libc_early_init
+ * (_dl_call_libc_early_init), and only then sets r_state = RT_CONSISTENT and calls
+ * _dl_debug_state again. Constructors (DT_INIT, DT_INIT_ARRAY) run after dl_main has
+ * returned (_dl_init, from _dl_start_user), before the program's entry point. So at the
+ * RT_CONSISTENT stop every initial library is mapped and relocated and none of its
+ * constructors has run, but ifunc resolvers and __libc_early_init have: a library with such
+ * code (libs__load_roots) must be counted from the exec on, not from here. A dlopen later
+ * calls _dl_debug_state again (RT_ADD, RT_CONSISTENT): the stop is one-shot. */
+
+/* AT_BASE of process PID (where its dynamic loader is loaded), or 0. */
+static uint64_t auxv_base(int pid)
+{
+	char path[64];
+	uint64_t v[2], base = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	while (f && fread(v, sizeof(v), 1, f) == 1 && v[0] != AT_NULL)
+		if (v[0] == AT_BASE) {
+			base = v[1];
+			break;
+		}
+	if (f)
+		fclose(f);
+	return base;
+}
+
+/* Places the one-shot stop at the loader's rendezvous in the freshly exec'd PID. Returns 0,
+ * or -1 when the program has no such loader or the stop cannot be placed. */
+static int rdv_place(struct tracer *t, int pid)
+{
+	struct libs_rendezvous r;
+	uint64_t base = auxv_base(pid);
+
+	if (!base || proc_maps__file_at(pid, base, t->rdv_path, sizeof(t->rdv_path)) ||
+	    libs__rendezvous(t->rdv_path, &r)) {
+		pr_debug("process %d: no dynamic loader rendezvous found", pid);
+		return -1;
+	}
+	/* The loader is a shared object linked at 0: AT_BASE is its load bias. */
+	t->rdv = base + r.state_fn;
+	t->rdv_state = base + r.r_debug + LIBS_R_STATE_OFFSET;
+	t->rdv_lo = base;
+	t->rdv_hi = base + r.span;
+	t->rdv_off = r.state_fn_off;
+	t->rdv_pid = pid;
+	if (t->watching) {
+		if (!t->hooks->watch(t->hooks->ctx, pid, t->rdv_path, t->rdv_off)) {
+			t->rdv_watched = true;
+			return 0;
+		}
+	} else {
+		errno = 0;
+		t->rdv_word = ptrace(PTRACE_PEEKDATA, pid, (void *)t->rdv, NULL);
+		if (!errno && !ptrace(PTRACE_POKEDATA, pid, (void *)t->rdv,
+				      (void *)((t->rdv_word & ~0xffL) | 0xcc)))
+			return 0;
+	}
+	pr_debug("process %d: cannot stop at '%s' _dl_debug_state: %s", pid, t->rdv_path,
+		 strerror(errno));
+	t->rdv = 0;
+	return -1;
+}
+
+/* The loader's r_state as thread TID sees it, or -1 when it cannot be read. */
+static long rdv_r_state(const struct tracer *t, int tid)
+{
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKDATA, tid, (void *)t->rdv_state, NULL);
+	return errno ? -1 : (long)(int32_t)w;
+}
+
+/* The rendezvous has come (or will not: LATE, at the program's entry): the watch is taken
+ * back and the caller told. */
+static void rdv_done(struct tracer *t, int tgid, bool late)
+{
+	const struct tracer_hooks *h = t->hooks;
+
+	t->rdv = 0;
+	if (t->rdv_watched && h->unwatch && !h->unwatch(h->ctx, tgid, t->rdv_path, t->rdv_off))
+		t->rdv_watched = false;
+	if (late)
+		pr_warn("process %d: the dynamic loader never said its libraries were mapped: they are counted from the program's entry on (their constructors are not counted)",
+			tgid);
+	if (h->mapped && h->mapped(h->ctx, tgid))
+		pr_debug("process %d: the mapped hook failed", tgid);
+}
+
+/* An EP_NOTIFY_SIGNAL stop of TID (watching): whether it is the watched rendezvous (then the
+ * signal is not the program's); its RT_CONSISTENT call ends the wait. */
+static bool rdv_watch_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+
+	/* The thread stops after the watched instruction: _dl_debug_state is a bare `ret`, so
+	 * it is back in the loader's code. */
+	if (!t->rdv_watched || tgid != t->rdv_pid || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
+	    regs.rip < t->rdv_lo || regs.rip >= t->rdv_hi)
+		return false;
+	if (t->rdv && rdv_r_state(t, tid) == LIBS_RT_CONSISTENT)
+		rdv_done(t, tgid, false);
+	return true;
+}
+
+/* A SIGTRAP stop of TID (int3, not watching): whether it is the rendezvous's int3. Before
+ * RT_CONSISTENT the loader's instruction is stepped over and the int3 set again. */
+static bool rdv_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+	int st;
+
+	if (t->watching || !t->rdv || tgid != t->rdv_pid ||
+	    ptrace(PTRACE_GETREGS, tid, NULL, &regs) || regs.rip != t->rdv + 1)
+		return false;
+	regs.rip = t->rdv;
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)t->rdv, (void *)t->rdv_word) ||
+	    ptrace(PTRACE_SETREGS, tid, NULL, &regs))
+		pr_warn("thread %d: cannot take back the loader breakpoint: %s", tid,
+			strerror(errno));
+	if (rdv_r_state(t, tid) == LIBS_RT_CONSISTENT) {
+		rdv_done(t, tgid, false);
+		return true;
+	}
+	/* The loader is single-threaded here: nothing else can run past the lifted int3. */
+	if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) || waitpid(tid, &st, __WALL) != tid ||
+	    !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP ||
+	    ptrace(PTRACE_POKEDATA, tid, (void *)t->rdv, (void *)((t->rdv_word & ~0xffL) | 0xcc))) {
+		pr_warn("thread %d: cannot step over the loader breakpoint", tid);
+		t->rdv = 0;
+	}
+	return true;
 }
 
 /* --- signals ------------------------------------------------------------------------------ */
@@ -1511,9 +1673,12 @@ static void event_loop(struct tracer *t)
 			siginfo_t si;
 			bool have_si;
 
-			if (sig == SIGTRAP && early_hit(t, tid, task->tgid))
+			if (sig == SIGTRAP && (rdv_hit(t, tid, task->tgid) ||
+					       early_hit(t, tid, task->tgid)))
 				goto resume;
 			if (sig == EP_NOTIFY_SIGNAL && t->watching) {
+				if (rdv_watch_hit(t, tid, task->tgid))
+					goto resume;
 				if (early_watch_hit(t, tid, task->tgid))
 					goto resume;
 				hit = watch_hit(t, tid, task->tgid);
@@ -1567,6 +1732,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	struct saved_signals saved;
 	double start;
 	int pid, rc;
+	bool rdv;
 
 	memset(res, 0, sizeof(*res));
 	t.build_id = build_id && *build_id ? build_id : NULL;
@@ -1597,6 +1763,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	res->nprocesses = 1;
 	if (hooks && hooks->early_stop)
 		early_place(&t, pid, path, hooks->early_stop, hooks->load_vaddr);
+	rdv = hooks && hooks->mapped && !rdv_place(&t, pid);
 	if (hooks && hooks->started) {
 		rc = hooks->started(hooks->ctx, pid);
 		if (rc) {
@@ -1608,6 +1775,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 			return rc < 0 ? rc : -ECANCELED;
 		}
 	}
+	if (hooks && hooks->mapped && !rdv && hooks->mapped(hooks->ctx, pid))
+		pr_debug("process %d: the mapped hook failed", pid);
 	signals_install(&saved, pid);
 	start = now_seconds();
 	t.start = start;

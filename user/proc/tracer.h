@@ -94,6 +94,19 @@ struct tracer_hooks {
 	 * shared libraries are mapped then; no frame of theirs is active) with the process's
 	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */
 	int (*loaded)(void *ctx, int pid);
+	/* tracer__run only: called once at the dynamic loader's debugger rendezvous
+	 * (_dl_debug_state, found in the loader's .dynsym at AT_BASE) with r_state
+	 * RT_CONSISTENT after the initial mapping: every DT_NEEDED library is mapped, no
+	 * constructor has run (ifunc resolvers and glibc's __libc_early_init have: see
+	 * libs__load_roots). The thread is stopped in the loader, PID single-threaded. When
+	 * the program has no such loader (static, or its symbols are missing) it is called
+	 * right after STARTED at the exec stop instead, nothing mapped yet. Non-zero is
+	 * reported and ignored. NULL: no such stop (nothing else changes). */
+	int (*mapped)(void *ctx, int pid);
+	/* Takes back a watch made through WATCH (the rendezvous's, once it has served, since
+	 * the loader calls it again at each dlopen). May be NULL: the watch stays and its
+	 * later hits are recognised and ignored. */
+	int (*unwatch)(void *ctx, int pid, const char *path, uint64_t file_offset);
 	/* Called for a stopped thread TID right before its stack is unwound: at its exit
 	 * (STEP false: it cannot run any more) and at the detach of tracer__attach (STEP true:
 	 * it may be single-stepped). The caller may move its pc to an equivalent one (a pc in
@@ -184,6 +197,11 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 /* Whether PID is a process edgeprof can attach to: 0, or a negative errno with one line
  * reported (no such process, a zombie, a kernel thread, edgeprof itself). */
 int tracer__check_target(int pid);
+
+/* The I-th function (from 0) whose first instruction the tracer watches or breaks on in the
+ * program's libraries (pthread_exit, the longjmp family, execve, the C++ unwinder's entries),
+ * NULL past the last: no in-process counter may be written over those instructions. */
+const char *tracer__watched_function(size_t i);
 
 /* Frees what tracer__run allocated in RES and zeroes it. Safe on a zeroed result. */
 void tracer_result__release(struct tracer_result *res);

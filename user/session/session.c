@@ -20,6 +20,7 @@
 #include "estimators/frames.h"
 #include "estimators/propagate.h"
 #include "user/util/log.h"
+#include "user/proc/libs.h"
 #include "user/proc/proc_maps.h"
 #include "user/profile/profile.h"
 
@@ -170,6 +171,7 @@ static struct count_object count_object_of(struct session_object *o, size_t k)
 		.counter_base = o->counter_base, .capacity = o->capacity,
 		.ordinal_base = o->ordinal_base, .bias = o->bias, .index = (unsigned)k,
 		.avoid = o->avoid, .navoid = o->navoid, .refused = note_refused, .ctx = o,
+		.unmapped = o->not_mapped,
 	};
 }
 
@@ -249,10 +251,94 @@ out:
 	return ret;
 }
 
+/* The function of O that symbol NAME of SYMS names (a PLT or GOT callee: "malloc",
+ * "malloc@plt"), or -1. */
+static long func_named(const struct session_object *o, const struct libs_syms *syms,
+		       const char *name)
+{
+	uint64_t a = libs__syms_find(syms, name);
+	struct cfg_func *f = a ? cfg_program__func_at(&o->prog, a) : NULL;
+
+	return f ? f - o->prog.funcs : -1;
+}
+
+/* Library O's functions the loader may run before its rendezvous: those at ROOTS[0, N) and
+ * every function they reach by direct calls (through the PLT too, when O defines the
+ * callee). Their instructions lose their in-process classes: uprobes attached at the exec
+ * count them. Returns 0 or -1 (reported). */
+static int object_mark_early(struct session_object *o, const struct libs_syms *syms,
+			     const uint64_t *roots, size_t n)
+{
+	bool *seen = calloc(o->prog.nfuncs + 1, sizeof(*seen));
+	uint32_t *queue = calloc(o->prog.nfuncs + 1, sizeof(*queue));
+	size_t head = 0, tail = 0, nindirect = 0;
+
+	if (!seen || !queue) {
+		free(seen);
+		free(queue);
+		return pr_err("out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cfg_func *f = cfg_program__func_at(&o->prog, roots[i]);
+		size_t fi = f ? (size_t)(f - o->prog.funcs) : 0;
+
+		if (f && !seen[fi]) {
+			seen[fi] = true;
+			queue[tail++] = (uint32_t)fi;
+		}
+	}
+	while (head < tail) {
+		struct cfg_func *f = &o->prog.funcs[queue[head++]];
+
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			f->insns[k].patch_count = f->insns[k].patch_branch =
+				f->insns[k].patch_indirect = 0;
+		for (uint32_t c = 0; c < f->ncalls; c++) {
+			const struct cfg_call *cl = &f->calls[c];
+			struct cfg_func *g = NULL;
+			long gi = -1;
+
+			if (cl->indirect && !cl->target)
+				nindirect++;
+			else if (!cl->external && cl->target &&
+				 (g = cfg_program__func_at(&o->prog, cl->target)))
+				gi = g - o->prog.funcs;
+			else if (cl->external && cl->name &&
+				 (gi = func_named(o, syms, cl->name)) < 0)
+				pr_debug("'%s': %s, called by %s before the loader's rendezvous, is not one of its functions",
+					 o->path, cl->name, f->name);
+			if (gi >= 0 && !seen[gi]) {
+				seen[gi] = true;
+				queue[tail++] = (uint32_t)gi;
+			}
+		}
+	}
+	pr_info("'%s': %zu functions may run before the loader's rendezvous (%zu ifunc resolvers and early initialisers, %zu indirect calls not followed): counted by uprobes from the exec on",
+		o->path, tail, n, nindirect);
+	free(seen);
+	free(queue);
+	return 0;
+}
+
+/* Keeps in-process counters of library O off the first instruction of each function the
+ * tracer watches (its uprobe would run the file's instruction, not the jump written there). */
+static void object_avoid_watched(struct session_object *o, const struct libs_syms *syms)
+{
+	const char *name;
+
+	for (size_t i = 0; (name = tracer__watched_function(i)); i++) {
+		long f = func_named(o, syms, name);
+
+		if (f >= 0 && o->navoid < sizeof(o->avoid) / sizeof(o->avoid[0]))
+			o->avoid[o->navoid++] = o->prog.funcs[f].entry;
+	}
+}
+
 /* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
 			  const struct placement_options *popt, const char *weights,
-			  struct patch_backend *pb, unsigned index)
+			  struct patch_backend *pb, unsigned index, const uint64_t *roots,
+			  size_t nroots)
 {
 	o->img.fd = -1;
 	if (strlen(path) >= sizeof(o->path))
@@ -275,6 +361,21 @@ static int object_prepare(struct session_object *o, const char *path,
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
 	cfg_program__drop_decoding(&o->prog); /* read by the CFG and patch analyses only */
+	if (pb && index) {
+		struct libs_syms syms;
+		int err = libs__syms_load(path, &syms);
+
+		if (!err) {
+			object_avoid_watched(o, &syms);
+			if (nroots)
+				err = object_mark_early(o, &syms, roots, nroots);
+		} else {
+			pr_err("'%s': cannot read its symbols", path);
+		}
+		libs__syms_free(&syms);
+		if (err)
+			return -1;
+	}
 	if (weights) {
 		if (run_weights__load(&o->rw, weights, &o->img, &o->prog))
 			return -1;
@@ -317,9 +418,10 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
-	/* In-process counters, in the binary (libraries keep their uprobes for now). With
-	 * --loop-stats everything stays uprobes: the trip-count probes are planned after the
-	 * counters and could land inside a patched window. */
+	/* In-process counters, in the binary, and with `run` in the libraries too (patched at
+	 * the loader's rendezvous, but for the functions it runs earlier). With --loop-stats
+	 * everything stays uprobes: the trip-count probes are planned after the counters and
+	 * could land inside a patched window. */
 	if (o->counting == COUNTING_AUTO && !o->loop_stats) {
 		if (patch_backend__new(&s->patch, o->bound_pid > 0))
 			return -1;
@@ -329,8 +431,27 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
-		if (object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
-				   k ? NULL : s->patch, (unsigned)k))
+		uint64_t *roots = NULL;
+		size_t nroots = 0;
+		int err;
+
+		/* `run`: a library is patched at the loader's rendezvous; functions of it the
+		 * loader runs before (ifunc resolvers, __libc_early_init) are counted from the
+		 * exec on, by uprobes; one whose code the loader writes into, by uprobes only. */
+		if (k && s->patch && o->bound_pid <= 0) {
+			if (libs__load_roots(o->libs[k - 1], &roots, &nroots))
+				pr_info("'%s': the loader writes into its code (text relocations): counted by uprobes",
+					o->libs[k - 1]);
+			else if (nroots)
+				ob->patch_later = true;
+			else
+				ob->deferred = true;
+		}
+		err = object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
+				     !k || ob->deferred || ob->patch_later ? s->patch : NULL,
+				     (unsigned)k, roots, nroots);
+		free(roots);
+		if (err)
 			return -1;
 		ob->counter_base = (uint32_t)total;
 		ob->ordinal_base = (uint32_t)ordinals;
@@ -647,6 +768,10 @@ int session__check_libs(struct session *s, int pid)
 		uint64_t *offs = NULL, *cookies = NULL, *bad = NULL;
 		size_t n = 0, nbad = 0;
 
+		/* Attached while mapped: the kernel said then what it refused. */
+		if (!o->before_mapped)
+			continue;
+
 		/* Mapped now: where (jump-table targets are run-time addresses). */
 		o->bias = load_bias(pid, o->path, &o->img);
 
@@ -678,11 +803,130 @@ int session__check_libs(struct session *s, int pid)
 
 int session__attach_libs(struct session *s, int pid)
 {
+	int err;
+
 	probes__bind_pid(s->probes, pid);
 	s->main_pid = pid;
-	for (size_t k = 1; k < s->nobjs; k++)
-		if (session__attach(s, k, pid))
+	for (size_t k = 1; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+
+		if (o->deferred)
+			continue;
+		o->before_mapped = !proc_maps__base(pid, o->path);
+		/* Its in-process counters are checked now (with the file's bytes), installed at
+		 * the rendezvous (session__attach_mapped). */
+		o->not_mapped = o->patch_later && o->before_mapped;
+		err = session__attach(s, k, pid);
+		o->not_mapped = false;
+		if (err)
 			return -1;
+	}
+	return 0;
+}
+
+/* Whether site S of O still has its in-process class in O's CFG (a backend's check takes it
+ * away from a site it refuses). */
+static bool still_patchable(const struct session_object *o, const struct probe_site *st)
+{
+	const struct cfg_func *f = &o->prog.funcs[st->func];
+	int blk = cfg_func__block_containing(f, st->addr);
+
+	for (uint32_t k = 0; blk >= 0 && k < f->blocks[blk].ninsns; k++) {
+		const struct cfg_insn *in = &f->insns[f->blocks[blk].first_insn + k];
+
+		if (in->addr == st->addr)
+			return st->kind == SITE_BRANCH	 ? in->patch_branch
+			       : st->kind == SITE_INDIRECT ? in->patch_indirect
+							   : in->patch_count;
+	}
+	return false;
+}
+
+/* Installs the in-process counters of library K checked at the exec (patch_later), now that
+ * PID maps it. Sites that cannot be patched now (bytes that differ from the file's: another
+ * session's breakpoints) are left uncounted and noted. Returns 0 or -1 (reported). */
+static int object_install(struct session *s, size_t k, int pid)
+{
+	struct session_object *o = &s->objs[k];
+	struct count_object co = count_object_of(o, k);
+	size_t nbad = 0;
+
+	co.bias = load_bias(pid, o->path, &o->img);
+	if (!proc_maps__base(pid, o->path)) {
+		pr_warn("'%s' is not mapped at the loader's rendezvous: its in-process counters are not installed (its counts are not exact)",
+			o->path);
+		return -1;
+	}
+	o->bias = co.bias;
+	for (size_t b = 0; b < s->nbackends; b++) {
+		const struct count_ops *ops = s->backends[b].ops;
+
+		if (!ops->check || (ops->check(s->backends[b].be, &co, pid, &nbad)))
+			continue;
+		if (nbad) {
+			pr_warn("'%s': %zu of its in-process counter sites cannot be patched at the loader's rendezvous: their functions' counts are not exact",
+				o->path, nbad);
+			for (size_t i = 0; i < o->pl.nsites; i++)
+				if (probe_class__in_process(o->pl.sites[i].probe_class) &&
+				    !still_patchable(o, &o->pl.sites[i]))
+					note_refused(o, o->pl.sites[i].addr);
+		}
+		if (ops->attach(s->backends[b].be, &co, pid, &nbad))
+			return -1;
+	}
+	return 0;
+}
+
+/* Takes object O's in-process counter sites out of its CFG and plans it again: uprobes
+ * count all of it. Returns 0 or -1 (reported). */
+static int object_no_patch(struct session_object *o)
+{
+	for (size_t i = 0; i < o->prog.nfuncs; i++) {
+		struct cfg_func *f = &o->prog.funcs[i];
+
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			f->insns[k].patch_count = f->insns[k].patch_branch =
+				f->insns[k].patch_indirect = 0;
+	}
+	placement__free(&o->pl);
+	if (placement__plan(&o->pl, &o->prog, &o->popt))
+		return pr_err("'%s': out of memory planning probes", o->path);
+	if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity)
+		return pr_err("'%s': %u counters needed with uprobes only, %u loaded", o->path,
+			      o->pl.ncounters, o->capacity);
+	return 0;
+}
+
+int session__attach_mapped(struct session *s, int pid)
+{
+	double t0 = now_seconds();
+
+	probes__bind_pid(s->probes, pid);
+	s->main_pid = pid;
+	for (size_t k = 1; k < s->nobjs; k++) {
+		struct session_object *o = &s->objs[k];
+
+		if (o->patch_later && object_install(s, k, pid)) {
+			s->libs_failed = true;
+			return -1;
+		}
+		if (!o->deferred)
+			continue;
+		o->before_mapped = !proc_maps__base(pid, o->path);
+		if (o->before_mapped) {
+			pr_info("'%s' is not mapped at the loader's rendezvous (dlopen'd later?): counted by uprobes",
+				o->path);
+			if (object_no_patch(o)) {
+				s->libs_failed = true;
+				return -1;
+			}
+		}
+		if (session__attach(s, k, pid)) {
+			s->libs_failed = true;
+			return -1;
+		}
+	}
+	pr_info("libraries attached at the loader's rendezvous in %.3f s", now_seconds() - t0);
 	return 0;
 }
 
@@ -1134,6 +1378,10 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	char *profiled[TRACER_MAX_OBJECTS];
 	int ret = -1;
 
+	if (s->libs_failed) {
+		pr_err("the libraries' counters could not be placed when the loader had mapped them: no profile written");
+		goto out;
+	}
 	if (!bi || !v || !nv || !counts || !lines || !in || !execs)
 		goto nomem;
 	for (size_t i = 0; i < tr->nexec_records; i++)

@@ -56,7 +56,17 @@ struct session_object {
 				* probe can recompute (a bound on any plan's indirect sites) */
 	uint64_t bias;         /* run-time address - ELF vaddr of its code */
 	bool attached;
-	uint64_t avoid[4];     /* ELF vaddrs no code may be written over (session__avoid) */
+	bool deferred;         /* run: attached when the loader has mapped it (tracer_hooks.mapped),
+				* with in-process counters; else at the exec, with uprobes */
+	bool patch_later;      /* run: the loader runs some of its code before its rendezvous
+				* (ifunc resolvers, __libc_early_init): those functions and
+				* what they call are counted by uprobes attached at the exec,
+				* the rest in process from the rendezvous on */
+	bool not_mapped;       /* being attached before it is mapped (count_object.unmapped) */
+	bool before_mapped;    /* its uprobes were attached before its file was mapped: the
+				* kernel checks them only then (session__check_libs) */
+	uint64_t avoid[16];    /* ELF vaddrs no code may be written over (session__avoid, the
+				* tracer's watched functions) */
 	size_t navoid;
 	/* while folding indirect targets into counters */
 	uint32_t *indirect_site; /* ordinal -> index into pl.sites */
@@ -86,6 +96,7 @@ struct session {
 	int main_pid;          /* libraries' probes are bound to this process: their frames in
 			        * other processes are not theirs to count */
 	const char *lib_ids[TRACER_MAX_OBJECTS]; /* build-ids of objs[1..] for the tracer */
+	bool libs_failed;      /* a library's probes could not be attached at the rendezvous */
 	bool loop_stats;       /* the binary's loops are probed for trip counts */
 	struct loop_probe_plan loops; /* their plan (objs[0]) */
 	double analysis_s;     /* seconds session__prepare spent on CFGs and plans */
@@ -119,10 +130,18 @@ int session__prepare(struct session *s, const char *binary, const struct session
  * 0 or non-zero (reported). */
 int session__attach(struct session *s, size_t k, int pid);
 
-/* session__attach of every library, with their probes bound to PID. A library PID does not
- * map yet gets its probes when it is mapped; the kernel checks them only then: see
- * session__check_libs. */
+/* session__attach of every library not deferred (all of them for `record -p`; for `run`
+ * those the loader runs code of before its rendezvous, libs__load_roots), with
+ * their probes bound to PID. A library PID does not map yet gets its probes when it is
+ * mapped; the kernel checks them only then: see session__check_libs. */
 int session__attach_libs(struct session *s, int pid);
+
+/* `run`, at the loader's rendezvous (tracer_hooks.mapped): session__attach of every deferred
+ * library, with every backend (in-process counters where proven safe, uprobes for the rest)
+ * when PID maps it; one PID does not map yet (a dlopen to come) gets uprobes only, attached
+ * now (by file: they come into its memory when it is mapped). Returns 0 or -1 (reported;
+ * the profile is then not written). */
+int session__attach_mapped(struct session *s, int pid);
 
 /* Once the libraries are mapped in process PID (before their probed code can have run): takes
  * their load addresses, and checks whether the kernel refuses any of their probes, which
