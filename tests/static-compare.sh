@@ -158,6 +158,23 @@ assert abs(a - b) <= 1e-9 * max(a, 1), (a, b)
 assert pl["profile_sites"]["sites"] == pl["default"]["sites"], pl
 PY
 fi
+# Counted in process (the default): the plans compare makes are priced with the same
+# mechanisms as the profile's own sites. Priced as if every site trapped, Exact-Max cost 1000x
+# the profile's sites; priced alike it is within 2x (not below: the spanning tree is optimal
+# for costs that add up per edge, and a branch site pays for every execution of its block,
+# both outcomes; on loops Exact-Max pays 1.18x the default weights' plan).
+"$EDGEPROF" -q run -o "$tmp/ip.data" -- "$tmp/loops" >/dev/null 2>"$tmp/run-ip.err" ||
+	fail "run (in process): $(head -n 1 "$tmp/run-ip.err")"
+if ! "$EDGEPROF" compare --json "$tmp/ip.data" >"$tmp/cmp-ip.json" 2>"$tmp/cmp-ip.err"; then
+	fail "compare --json (in process): failed ($(head -n 1 "$tmp/cmp-ip.err"))"
+else
+	python3 - "$tmp/cmp-ip.json" <<'PY_IP' || fail "compare --json (in process): Exact-Max priced apart (above)"
+import json, sys
+pl = json.load(open(sys.argv[1]))["placement"]
+own, best = pl["profile_sites"]["trap_ns"], pl["exact"]["trap_ns"]
+assert 0 < best <= 2 * own, (best, own, pl)
+PY_IP
+fi
 "$EDGEPROF" compare "$tmp/p.data" "$tmp/loops" >"$tmp/cmp.txt" 2>/dev/null ||
 	fail "compare with BINARY: failed"
 grep -q '^LBK' "$tmp/cmp.txt" || fail "compare text: no LBK row"

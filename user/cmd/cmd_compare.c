@@ -22,6 +22,7 @@
 #include "user/profile/profile.h"
 #include "user/session/run_weights.h"
 #include "user/report/static_eval.h"
+#include "user/count/patch_sites.h"
 
 #include "cfg/cfg.h"
 #include "cfg/elf_image.h"
@@ -128,6 +129,15 @@ static const char *const pc_titles[PC_COUNT] = {
 	"default weights (Ball-Larus)", "static weights (Wu-Larus)",
 	"Exact-Max (this profile's counts)", "naive (a probe on every block)",
 };
+
+/* True if some site of P was counted in process (patched), not by a uprobe. */
+static bool profile_in_process(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		if (probe_class__in_process(p->sites[i].probe_class))
+			return true;
+	return false;
+}
 
 /* Functions listed where the profile's placement pays most over Exact-Max. */
 #define GAP_TOP 10
@@ -389,6 +399,7 @@ int cmd_compare(int argc, char **argv)
 	const struct static_profile *static_weights = &sp;
 	struct dyn_profile dp = { 0 };
 	struct run_weights rw = { 0 };
+	struct patch_sites *ps = NULL;
 	struct probs_ctx pctx = { 0 };
 	struct results *r = calloc(1, sizeof(*r));
 	const char *binary;
@@ -437,6 +448,10 @@ int cmd_compare(int argc, char **argv)
 	static_eval__heuristics(&sp, &dp, &r->hs);
 	if (!o.no_placement) {
 		r->prog = &prog;
+		/* A profile counted in process: the placements below are priced with the same
+		 * mechanisms (where in-process counters can go), not as if every site trapped. */
+		if (profile_in_process(&p) && patch_sites__open(&ps, &prog))
+			goto out;
 		r->pc[PC_SITES].func_ns = calloc(prog.nfuncs + 1, sizeof(double));
 		r->pc[PC_EXACT].func_ns = calloc(prog.nfuncs + 1, sizeof(double));
 		if (!r->pc[PC_SITES].func_ns || !r->pc[PC_EXACT].func_ns) {
@@ -478,6 +493,8 @@ int cmd_compare(int argc, char **argv)
 		print_text(&p, binary, r), err = 0;
 	ret = err ? EXIT_INPUT : EXIT_OK;
 out:
+	if (ps)
+		patch_sites__close(ps);
 	run_weights__free(&rw);
 	dyn_profile__free(&dp);
 	static_profile__free(&sp);
