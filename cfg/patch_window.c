@@ -419,7 +419,8 @@ int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, u
 		if (len < PATCH_JMP8_LEN)
 			return -ENOENT;
 		last = blk_last;
-		if (!window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid)) {
+		if ((opts & PATCH_WINDOW_SHORTEST) ||
+		    !window_ok(pa, pf, f, insn, last, blk_last, avoid, navoid)) {
 			len = 0;
 			for (last = insn; last <= blk_last; last++) {
 				len += f->insns[last].size;

@@ -172,6 +172,10 @@ struct patch_window {
 				       * block's terminating jmp/jcc/ret/call when that is still
 				       * a valid window, so the trampoline runs the terminator
 				       * itself instead of jumping back to it */
+/* A short count window: the fewest instructions that hold the jmp rel8, not first the block's
+ * end (the window a held thread's resume point in the block's end leaves: the one to generate
+ * code for, once a check has chosen it). */
+#define PATCH_WINDOW_SHORTEST 0x2
 
 /* The count window starting at instruction INSN of function FUNC (its increment counts
  * INSN's block): 5 bytes or more, or, when the block has fewer than 5 bytes from INSN on, a

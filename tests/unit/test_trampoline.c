@@ -937,6 +937,69 @@ static void test_springboard_sites(void **state)
 	patch_sites__close(ps);
 }
 
+/* A short count window a held thread shortened (tests/attach-longjmp.sh: gcc -O2's round_of,
+ * test %eax,%eax; je after the call to __sigsetjmp, a thread held at the je): pf_sb_intra's
+ * entry block, mov %edi,%eax (2); jmp (2), is one short window; with a held thread's resume
+ * point at the jmp the check gives the mov alone, and the install must generate exactly that
+ * window (it generated the site's window with no thread held, 4 bytes, and refused the
+ * mismatch: the attach stopped with "cannot generate the counter"). Patched and run, the mov
+ * alone counts every call; the results are the unpatched ones and every byte comes back. */
+static void test_short_window_held(void **state)
+{
+	struct patch_sites *ps;
+	size_t fi = func_index("pf_sb_intra");
+	struct probe_site cs = { 0 };
+	uint64_t start, sb, held;
+	uint8_t len, before[4], sb_before[5];
+	struct patch_blob b;
+	static const int xs[] = { 0, 0x60, 7, 0x160, -1 };
+	int want[5];
+
+	for (int i = 0; i < 5; i++)
+		want[i] = pf_sb_intra(xs[i]);
+	assert_int_equal(patch_sites__open(&ps, &prog), 0);
+	cs.addr = (uint64_t)(uintptr_t)pf_sb_intra - bias;
+	cs.func = (uint32_t)fi;
+	cs.kind = SITE_COUNT;
+	cs.counter = 1600;
+	cs.counter2 = PLACEMENT_NO_COUNTER;
+	/* No thread held: the whole block (mov, jmp). */
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, NULL, 0, &start, &len, &sb), 0);
+	assert_int_equal(start, cs.addr);
+	assert_int_equal(len, 4);
+	assert_int_not_equal(sb, 0);
+	assert_true(patch_sites__emit_accepts(ps, &cs, start, len, sb));
+	/* One held at the jmp: the mov alone, which emit takes too (but not a length that is
+	 * neither window, nor the short one without its springboard). */
+	held = cs.addr + 2;
+	assert_int_equal(patch_sites__window(ps, &cs, &held, 1, NULL, 0, &start, &len, &sb), 0);
+	assert_int_equal(start, cs.addr);
+	assert_int_equal(len, 2);
+	assert_int_not_equal(sb, 0);
+	assert_true(patch_sites__emit_accepts(ps, &cs, start, len, sb));
+	assert_false(patch_sites__emit_accepts(ps, &cs, start, 3, sb));
+	assert_false(patch_sites__emit_accepts(ps, &cs, start, len, 0));
+	memcpy(before, (const void *)(uintptr_t)(start + bias), 4);
+	memcpy(sb_before, (const void *)(uintptr_t)(sb + bias), 5);
+	assert_int_equal(patch_sites__emit(ps, &cs, start, len, sb, bias,
+					   (uint64_t)(uintptr_t)(region + 160 * SLOT),
+					   (uint64_t)(uintptr_t)counters, false, &b),
+			 0);
+	assert_int_equal(b.len, 2);
+	assert_int_equal(b.code[0], 0xeb);
+	counters[1600] = 0;
+	install_blob(&b);
+	/* The jmp (the held thread's resume point) is left as it is. */
+	assert_memory_equal(before + 2, (const void *)(uintptr_t)(start + bias + 2), 2);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(pf_sb_intra(xs[i]), want[i]);
+	assert_int_equal(counters[1600], 5);
+	uninstall(&b);
+	assert_memory_equal(before, (const void *)(uintptr_t)(start + bias), 4);
+	assert_memory_equal(sb_before, (const void *)(uintptr_t)(sb + bias), 5);
+	patch_sites__close(ps);
+}
+
 /* --- indirect sites: the indexed increment ------------------------------------------------ */
 
 static const int sw_y[] = { -1, 0, 2, 9 };
@@ -1317,6 +1380,7 @@ int main(void)
 	    cmocka_unit_test(test_red_zone),
 	    cmocka_unit_test(test_threads_atomic),
 	    cmocka_unit_test(test_springboard_sites),
+	    cmocka_unit_test(test_short_window_held),
 	    cmocka_unit_test(test_indexed),
 	    cmocka_unit_test(test_indexed_forms),
 	    cmocka_unit_test(test_replan),

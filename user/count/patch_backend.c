@@ -285,6 +285,19 @@ static bool same_as_file(const struct count_object *o, const struct code_copy *c
 	return false;
 }
 
+/* Whether the install can generate S's code over the window a check chose around held
+ * threads (one chosen with none always is): else S is refused, not left to stop the attach. */
+static bool emit_ok(const struct patch_obj *po, const struct probe_site *s, uint64_t start,
+		    uint8_t len, uint64_t sb)
+{
+	if (patch_sites__emit_accepts(po->ps, s, start, len, sb))
+		return true;
+	pr_debug("site %#llx: its window [%#llx, +%u) around held threads cannot be generated: "
+		 "not patched",
+		 (unsigned long long)s->addr, (unsigned long long)start, len);
+	return false;
+}
+
 /* Gives every site of O's plan a window, or refuses it (its class dropped, its function set
  * in REDO when not NULL): in process PID, or with PID 0 from the binary alone (no held thread,
  * no foreign byte can be known then). */
@@ -361,7 +374,8 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 		    (sb && !same_as_file(o, &mem, sb, 5, &nforeign)) ||
 		    (prev != SIZE_MAX && po->win_start[prev] + po->win_len[prev] > start) ||
 		    (i + 1 < pl->nsites && pl->sites[i + 1].addr < start + len &&
-		     pl->sites[i + 1].addr > start)) {
+		     pl->sites[i + 1].addr > start) ||
+		    (pts.n && !emit_ok(po, s, start, len, sb))) {
 		refused:
 			refuse(o, s);
 			if (redo)

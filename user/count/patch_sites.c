@@ -20,6 +20,7 @@
 
 #include "cfg/elf_image.h"
 #include "cfg/patch_window.h"
+#include "user/util/log.h"
 
 /* The slots of one table jump. */
 struct ind_slots {
@@ -411,9 +412,10 @@ void patch_sites__place_slots(struct patch_sites *ps, uint32_t first)
 	ps->first = first;
 }
 
-/* The window of site S under AVOID: 0 with *W, or -ENOENT. */
+/* The window of site S under AVOID (OPTS: PATCH_WINDOW_* of a count window): 0 with *W, or
+ * -ENOENT. */
 static int site_window(const struct patch_sites *ps, const struct probe_site *s,
-		       const uint64_t *avoid, size_t navoid, struct patch_window *w)
+		       const uint64_t *avoid, size_t navoid, unsigned opts, struct patch_window *w)
 {
 	const struct cfg_func *f;
 	long k;
@@ -429,7 +431,7 @@ static int site_window(const struct patch_sites *ps, const struct probe_site *s,
 		if (!f->insns[k].patch_count)
 			return -ENOENT; /* refused since the analysis */
 		return patch_analysis__count_window(&ps->pa, s->func, (uint32_t)k, avoid, navoid,
-						    0, w);
+						    opts, w);
 	case SITE_BRANCH:
 		if (!f->insns[k].patch_branch)
 			return -ENOENT;
@@ -450,7 +452,7 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 			uint64_t *start, uint8_t *len, uint64_t *sb)
 {
 	struct patch_window w;
-	int err = site_window(ps, s, avoid, navoid, &w);
+	int err = site_window(ps, s, avoid, navoid, 0, &w);
 
 	*sb = 0;
 	if (!err && w.short_jump) {
@@ -475,6 +477,39 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 	return 0;
 }
 
+/* Into *W the window of site S that is [START, START + LEN) with the springboard SB (0: none):
+ * the one S has with no held thread avoided, or, for a count site, the fewest instructions of
+ * its short window (patch_sites__window gives that one when a held thread's resume point lies
+ * in the block's end). Returns 0, or -EINVAL when S has no such window (it was not checked). */
+static int checked_window(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
+			  uint8_t len, uint64_t sb, struct patch_window *w)
+{
+	bool same = !site_window(ps, s, NULL, 0, 0, w) && w->start == start && w->len == len;
+
+	if (!same && s->kind == SITE_COUNT)
+		same = !site_window(ps, s, NULL, 0, PATCH_WINDOW_SHORTEST, w) && w->short_jump &&
+		       w->start == start && w->len == len;
+	if (!same || w->short_jump != (sb != 0) ||
+	    (sb && !patch_analysis__springboard_ok(&ps->pa, w, sb)))
+		return -EINVAL;
+	return 0;
+}
+
+bool patch_sites__emit_accepts(const struct patch_sites *ps, const struct probe_site *s,
+			       uint64_t start, uint8_t len, uint64_t sb)
+{
+	struct patch_window w;
+	size_t avail = 0;
+
+	if (checked_window(ps, s, start, len, sb, &w))
+		return false;
+	if (!elf_image__code(ps->prog->img, start, &avail) || avail < w.reloc_len)
+		return false;
+	if (sb && (!elf_image__code(ps->prog->img, sb, &avail) || avail < PATCH_SPRING_LEN))
+		return false;
+	return s->kind != SITE_INDIRECT || ind_of(ps, s->addr);
+}
+
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
 		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
 		      bool atomic,
@@ -484,11 +519,14 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 	struct tramp_spec sp = { 0 };
 	const uint8_t *bytes;
 	size_t avail = 0;
-	int err = site_window(ps, s, NULL, 0, &w);
+	int err = checked_window(ps, s, start, len, sb, &w);
 
-	if (err || w.start != start || w.len != len || w.short_jump != (sb != 0) ||
-	    (sb && !patch_analysis__springboard_ok(&ps->pa, &w, sb)))
-		return -EINVAL;
+	if (err)
+		return err;
+	if (w.short_jump && s->kind == SITE_COUNT && !w.ends_block)
+		pr_debug("site %#llx: a short window of %u bytes, not to its block's end (a held "
+			 "thread's resume point there, or an instruction that ends windows only)",
+			 (unsigned long long)s->addr, len);
 	bytes = elf_image__code(ps->prog->img, start, &avail);
 	if (!bytes || avail < w.reloc_len)
 		return -EINVAL;

@@ -59,6 +59,13 @@ bool patch_sites__slot_free(const struct patch_sites *ps, uint64_t sb);
 /* Frees every slot taken (a new plan is about to be given its springboards). */
 void patch_sites__reset_springboards(struct patch_sites *ps);
 
+/* Whether patch_sites__emit takes the window [START, START + LEN) with springboard SB (0:
+ * none) for site S: the window S has with no held thread avoided, a springboard in its reach,
+ * the bytes in the file. A window chosen around held threads (patch_sites__window with AVOID)
+ * may differ: then S must not be patched. */
+bool patch_sites__emit_accepts(const struct patch_sites *ps, const struct probe_site *s,
+			       uint64_t start, uint8_t len, uint64_t sb);
+
 /* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
  * an ELF vaddr patch_sites__window gave, or 0): BIAS is the object's
  * load bias, TRAMP the run-time address its trampoline will live at, COUNTERS the run-time
