@@ -139,6 +139,12 @@ static int exec_stop(void *arg, int pid)
 	return 0;
 }
 
+/* PID, which exec'd, was let go: its probes can go (slowly) now. */
+static void exec_released(void *arg, int pid)
+{
+	session__released(arg, pid);
+}
+
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
  * took every probe of theirs. */
 static int check_libs(void *arg, int pid)
@@ -251,7 +257,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (tracer__run(binary, &argv[optind], main_obj->img.build_id,
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
-						.execed = exec_stop,
+						.execed = exec_stop, .released = exec_released,
 						.spawned = spawned, .before_unwind = before_unwind,
 						.child_stopped = child_stopped,
 						.watch = watch, .early_offset = early_offset,
