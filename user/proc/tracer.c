@@ -945,10 +945,12 @@ static void release_later(struct tracer *t, int tgid)
 	t->released[t->nreleased++] = tgid;
 }
 
-/* Runs hooks->released for the processes that exec'd, once the thread whose stop reported
- * the exec was let go: what the caller does there may take long (destroying a process's
+/* Runs hooks->released for the processes that exec'd, once they were let go (detached; the
+ * main process: resumed): what the caller does there may take long (destroying a process's
  * uprobe links waits for kernel grace periods, 25-75 ms each), and a program that kills
- * the child it has just exec'd, then reaps it with WNOHANG, must find it gone by then. */
+ * the child it has just exec'd, then reaps it with WNOHANG, must find it gone by then (a
+ * process that a SIGKILL took out of its exec stop before it was detached is released at
+ * its exit stop, once detached there). */
 static void release_pending(struct tracer *t)
 {
 	for (size_t i = 0; i < t->nreleased; i++)
@@ -971,13 +973,16 @@ static bool let_go_replaced(struct tracer *t, int tid, int tgid)
 
 	if (t->attached || tgid == t->main_pid || !p || !p->replaced)
 		return false;
-	if (ptrace(PTRACE_DETACH, tid, NULL, NULL) && errno != ESRCH) {
+	/* ESRCH: it is not in that stop any more (a SIGKILL ended it): it is let go at its
+	 * exit stop, which comes next. */
+	if (ptrace(PTRACE_DETACH, tid, NULL, NULL)) {
 		pr_debug("process %d: PTRACE_DETACH: %s", tgid, strerror(errno));
 		return false;
 	}
 	pr_debug("process %d: let go (not the profiled program any more)", tgid);
 	task_remove(t, tid);
 	proc_remove(t, tgid);
+	release_later(t, tgid);
 	return true;
 }
 
@@ -1020,7 +1025,9 @@ static void exec_done(struct tracer *t, int tgid, int old_tid)
 		}
 		if (t->hooks && t->hooks->execed && t->hooks->execed(t->hooks->ctx, tgid))
 			pr_debug("process %d: the exec hook failed", tgid);
-		release_later(t, tgid);
+		/* The others are released once let go (let_go_replaced). */
+		if (t->attached || tgid == t->main_pid)
+			release_later(t, tgid);
 		pr_debug("process %d replaced its program (exec of %s)", tgid,
 			 e && e->path ? e->path : "?");
 	}
