@@ -23,7 +23,7 @@ FILTER=${1:-}
 RUN_TIMEOUT=120 # seconds per edgeprof run (status 124 when it hangs)
 # Arguments per program (default none).
 declare -A RUN_ARGS=([exit_deep]="5" [signal_death]="segv" [fork_child]="100"
-	[exec_deep]="--fork /bin/true")
+	[exec_deep]="--fork /bin/true" [exec_kill]="8 /bin/sleep")
 # callgrind writes nothing for an image an exec replaces: the counts up to the exec are
 # dumped when execv is entered (exec_deep's child).
 CG_VG_FLAGS+=(--dump-before=execv)

@@ -15,6 +15,7 @@
 # returns, in the parent and in the child alike; the child's first part (part 1, triggered
 # by the fork) is then the duplicate and is left out. The root process is known by its pid.
 # A program that forks and then execs is counted from the exec on (valgrind restarts there).
+# An empty output file (a process killed before callgrind wrote anything) is left out.
 
 CG_VG_FLAGS=(--tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no
 	--trace-children=yes --dump-after=fork)
@@ -32,7 +33,9 @@ cg_run() {
 	root=$(cat "$dir/root.pid" 2>/dev/null || echo none)
 	CG_FILES=()
 	for f in "$dir"/cg.*; do
-		[ -f "$f" ] || continue
+		# An empty file holds no counts: valgrind restarted by an exec and killed before it
+		# wrote any (exec_kill's children; their counts before the exec were dumped).
+		[ -s "$f" ] || continue
 		pid=$(sed -n 's/^pid: *//p;/^part:/q' "$f" | head -n 1)
 		part=$(sed -n 's/^part: *//p;/^desc:/q' "$f" | head -n 1)
 		if [ "$pid" != "$root" ] && [ "$part" = 1 ] &&

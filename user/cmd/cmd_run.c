@@ -155,6 +155,12 @@ static int unwatch(void *arg, int pid, const char *path, uint64_t file_offset)
 	return probes__unwatch(s->probes, pid, path, file_offset);
 }
 
+/* PID, which exec'd, was let go: its probes can go (slowly) now. */
+static void exec_released(void *arg, int pid)
+{
+	session__released(arg, pid);
+}
+
 /* Once the program's shared libraries are mapped (the early stop): check that the kernel
  * took every probe of theirs. */
 static int check_libs(void *arg, int pid)
@@ -271,7 +277,7 @@ int cmd_run(int argc, char **argv)
 			&(struct tracer_hooks){ .started = attach_probes, .loaded = check_libs,
 						.mapped = deferred ? libs_mapped : NULL,
 						.unwatch = unwatch,
-						.execed = exec_stop,
+						.execed = exec_stop, .released = exec_released,
 						.spawned = spawned, .before_unwind = before_unwind,
 						.child_stopped = child_stopped,
 						.watch = watch, .early_offset = early_offset,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -128,6 +129,10 @@ struct tracer {
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
 	double start;  /* when the program started (attach: the window opened) */
 	bool watching; /* tracer__run with hooks->watch: no breakpoint written either */
+	/* Processes that exec'd (hooks->execed ran): hooks->released runs for them once the
+	 * stopped thread is let go (release_pending). */
+	int *released;
+	size_t nreleased, cap_released;
 };
 
 /* Signal forwarding: the handler sends SIGTERM/SIGHUP to the main process while it lives,
@@ -935,6 +940,67 @@ static char *exe_of(int pid)
 	return strdup(buf);
 }
 
+/* Queues hooks->released for process TGID, which has just exec'd (see release_pending). */
+static void release_later(struct tracer *t, int tgid)
+{
+	if (!t->hooks || !t->hooks->released)
+		return;
+	if (t->nreleased == t->cap_released) {
+		size_t cap = t->cap_released ? 2 * t->cap_released : 8;
+		int *v = realloc(t->released, cap * sizeof(*v));
+
+		if (!v) {
+			/* Now then: slower for the process, never wrong. */
+			t->hooks->released(t->hooks->ctx, tgid);
+			return;
+		}
+		t->released = v;
+		t->cap_released = cap;
+	}
+	t->released[t->nreleased++] = tgid;
+}
+
+/* Runs hooks->released for the processes that exec'd, once they were let go (detached; the
+ * main process: resumed): what the caller does there may take long (destroying a process's
+ * uprobe links waits for kernel grace periods, 25-75 ms each), and a program that kills
+ * the child it has just exec'd, then reaps it with WNOHANG, must find it gone by then (a
+ * process that a SIGKILL took out of its exec stop before it was detached is released at
+ * its exit stop, once detached there). */
+static void release_pending(struct tracer *t)
+{
+	for (size_t i = 0; i < t->nreleased; i++)
+		t->hooks->released(t->hooks->ctx, t->released[i]);
+	t->nreleased = 0;
+}
+
+/*
+ * Lets go process TGID for good when it is no longer the profiled program (it exec'd) and
+ * not the one edgeprof started (whose status is the run's): its thread TID is in a ptrace
+ * stop (of the exec, or of its exit) and is detached. Nothing of it is followed any more
+ * (its frames are not, and neither are its children), and its exit and reaping by its
+ * parent no longer wait for the tracer: a traced zombie is visible to its tracer only, so
+ * while the tracer is busy a parent's waitpid(WNOHANG) would not find the child it killed.
+ * Returns true when detached (TID and TGID are then forgotten).
+ */
+static bool let_go_replaced(struct tracer *t, int tid, int tgid)
+{
+	struct proc *p = proc_find(t, tgid);
+
+	if (t->attached || tgid == t->main_pid || !p || !p->replaced)
+		return false;
+	/* ESRCH: it is not in that stop any more (a SIGKILL ended it): it is let go at its
+	 * exit stop, which comes next. */
+	if (ptrace(PTRACE_DETACH, tid, NULL, NULL)) {
+		pr_debug("process %d: PTRACE_DETACH: %s", tgid, strerror(errno));
+		return false;
+	}
+	pr_debug("process %d: let go (not the profiled program any more)", tgid);
+	task_remove(t, tid);
+	proc_remove(t, tgid);
+	release_later(t, tgid);
+	return true;
+}
+
 /*
  * Process TGID has replaced its image (PTRACE_EVENT_EXEC), the thread OLD_TID having called
  * exec (TGID itself, or a thread that took the leader's id). When TGID was still profiled:
@@ -974,6 +1040,9 @@ static void exec_done(struct tracer *t, int tgid, int old_tid)
 		}
 		if (t->hooks && t->hooks->execed && t->hooks->execed(t->hooks->ctx, tgid))
 			pr_debug("process %d: the exec hook failed", tgid);
+		/* The others are released once let go (let_go_replaced). */
+		if (t->attached || tgid == t->main_pid)
+			release_later(t, tgid);
 		pr_debug("process %d replaced its program (exec of %s)", tgid,
 			 e && e->path ? e->path : "?");
 	}
@@ -1519,6 +1588,46 @@ static void first_stop(struct tracer *t, struct task *task)
 	}
 }
 
+/*
+ * At the PTRACE_EVENT_EXIT stop of TASK: when it dies right at the end of a successful exec
+ * whose PTRACE_EVENT_EXEC stop was never reported, records that exec as exec_done does (the
+ * frames kept at its execve call are left, the process is not profiled any more). A SIGKILL
+ * ends a tracee's ptrace stop, and a stop the tracer has not waited for yet is then never
+ * reported: a program that kills a child as soon as its exec is done (the close-on-exec pipe
+ * of Python's subprocess says so) races the tracer, which sees the exit stop only, of a
+ * process whose memory is the new image's already (not one frame of the old one is left).
+ * Told by the registers: the thread is still in the execve (or execveat) call, which
+ * returned 0 (only a successful exec returns, with 0: an interrupted or failed one gives
+ * -errno). The exec'ing thread is TASK, or (a thread that exec'd took the leader's id)
+ * another thread of the process that called execve.
+ */
+static void exec_unseen(struct tracer *t, struct task *task)
+{
+	struct user_regs_struct regs;
+	struct proc *p = proc_find(t, task->tgid);
+	int tgid = task->tgid, tid = task->tid, old_tid = 0;
+
+	if (!p || p->replaced || ptrace(PTRACE_GETREGS, tid, NULL, &regs) ||
+	    (regs.orig_rax != SYS_execve && regs.orig_rax != SYS_execveat) || regs.rax != 0)
+		return;
+	if (task->exec_called) {
+		old_tid = tid;
+	} else {
+		for (size_t i = 0; i < t->ntasks && !old_tid; i++)
+			if (t->tasks[i].tgid == tgid && t->tasks[i].exec_called)
+				old_tid = t->tasks[i].tid;
+		if (!old_tid)
+			old_tid = tid; /* exec_done says its frames were not followed */
+	}
+	pr_debug("process %d: killed at the end of its exec (thread %d), whose stop was not seen",
+		 tgid, old_tid);
+	task->tgid = tgid;
+	exec_done(t, tgid, old_tid);
+	if (old_tid != tid)
+		task_remove(t, old_tid);
+	t->res->nexecs++;
+}
+
 /* The PTRACE_EVENT_EXIT stop of TASK: its frames are left without returning. Frames that
  * were recorded at pthread_exit already and are still on the stack (the forced unwinding
  * of pthread_exit stops at the thread's start routine, or for the main thread in libc's
@@ -1526,8 +1635,14 @@ static void first_stop(struct tracer *t, struct task *task)
 static void exit_stop(struct tracer *t, struct task *task)
 {
 	struct tracer_result *res = t->res;
-	size_t before = res->nevents;
+	size_t before;
+	int tid = task->tid;
 
+	exec_unseen(t, task);
+	task = task_find(t, tid);
+	if (!task || let_go_replaced(t, tid, task->tgid))
+		return;
+	before = res->nevents;
 	if (t->hooks && t->hooks->before_unwind)
 		t->hooks->before_unwind(t->hooks->ctx, task->tid, false);
 	unwind_task(t, task->tid, task->tgid, FRAME_EXIT);
@@ -1580,6 +1695,7 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 		if ((int)msg != tid)
 			task_remove(t, (int)msg);
 		t->res->nexecs++;
+		let_go_replaced(t, tid, tid);
 		break;
 	default:
 		break;
@@ -1722,7 +1838,9 @@ static void event_loop(struct tracer *t)
 	resume:
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
 			pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
+		release_pending(t);
 	}
+	release_pending(t);
 }
 
 int tracer__run(const char *path, char *const argv[], const char *build_id,
@@ -1783,6 +1901,7 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	if (ptrace(PTRACE_CONT, pid, NULL, NULL))
 		pr_warn("cannot continue '%s': PTRACE_CONT: %s", path, strerror(errno));
 	event_loop(&t);
+	free(t.released);
 	res->seconds = now_seconds() - start;
 	signals_restore(&saved);
 	for (size_t i = 0; i < t.nprocs; i++)

@@ -90,6 +90,11 @@ struct tracer_hooks {
 	 * image's first instruction: the caller stops counting PID (the new image and its
 	 * children are not the profiled program any more). May be NULL. */
 	int (*execed)(void *ctx, int pid);
+	/* tracer__run: called for a process PID that exec'd (after execed), once its thread
+	 * was let go (tracer__run detaches an exec'd process other than the one it started:
+	 * it is not followed any more); for what may take long (destroying PID's probes), so
+	 * that it never holds PID's exit. May be NULL. */
+	void (*released)(void *ctx, int pid);
 	/* tracer__run only: called at the early stop (the C library and the program's other
 	 * shared libraries are mapped then; no frame of theirs is active) with the process's
 	 * pid: the caller attaches the libraries' probes. Non-zero is reported and ignored. */

@@ -573,6 +573,10 @@ void session__child(struct session *s, int pid)
 void session__execed(struct session *s, int pid)
 {
 	probes__remove_pid(s->probes, pid);
+}
+
+void session__released(struct session *s, int pid)
+{
 	probes__drop_pid(s->probes, pid);
 }
 

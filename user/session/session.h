@@ -184,8 +184,13 @@ void session__bind(struct session *s, int pid);
  * make the profile report lost forks). */
 void session__child(struct session *s, int pid);
 
-/* `run`: process PID replaced its image (exec): stops counting it and takes its probes out. */
+/* `run`: process PID replaced its image (exec) and is stopped before the new image's first
+ * instruction: stops counting it (quick: its probes no longer count nor signal it). */
 void session__execed(struct session *s, int pid);
+
+/* `run`: process PID, which exec'd (session__execed), was let go: takes its probes out
+ * (slow: each link's release waits for a kernel grace period). */
+void session__released(struct session *s, int pid);
 
 /* Whether some sites of S may be counted in process (then an attach installs its counters
  * while every thread is held, and follows forks). */
