@@ -691,7 +691,7 @@ static void test_prefix_pair(void **state)
 				assert_int_equal(pa.funcs[g].branch_class[k], PATCH_NONE);
 				assert_int_equal(pa.funcs[g].indirect_class[k], PATCH_NONE);
 			}
-			for (unsigned o = 0; o <= PATCH_WINDOW_TO_BLOCK_END; o++)
+			for (unsigned o = 0; o < 4; o++) /* every combination of query options */
 				if (!patch_analysis__count_window(&pa, g, k, NULL, 0, o, &w))
 					assert_false(meets(w.start, w.reloc_len, out, end));
 			if (!patch_analysis__branch_window(&pa, g, k, NULL, 0, &w))
