@@ -76,6 +76,8 @@ struct builder {
 	const struct func_start *self; /* symbols__func_at(entry), set with entry */
 	struct addr_map visited;   /* insn addr -> 1 */
 	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
+	struct addr_map ft_alt;    /* addr -> a second insn falling through into it (a prefix
+				    * pair's two instructions end together), FT_MANY for more */
 	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
 	struct addr_map jump_src;  /* addr -> (int32) offset of the last intra jump source */
 	struct addr_map jump_head; /* addr -> 1 + index into jrefs of its last jump source */
@@ -175,6 +177,8 @@ static int note_jump(struct builder *b, uint64_t src, uint64_t t)
 	return VEC_PUSH(b->work, t);
 }
 
+#define FT_MANY 0xff /* ft_alt: more than two instructions fall through into the address */
+
 static size_t all_preds(void *ctx, uint64_t addr, uint64_t *out, size_t max)
 {
 	struct builder *b = ctx;
@@ -183,6 +187,12 @@ static size_t all_preds(void *ctx, uint64_t addr, uint64_t *out, size_t max)
 
 	if (addr == b->entry || addr_map__get(&b->roots, addr, &one))
 		return SIZE_MAX;
+	if (addr_map__get(&b->ft_alt, addr, &ft)) {
+		if (ft == FT_MANY)
+			return SIZE_MAX;
+		if (n++ < max)
+			out[n - 1] = addr - ft;
+	}
 	if (addr_map__get(&b->ft_pred, addr, &ft) && n++ < max)
 		out[n - 1] = addr - ft;
 	addr_map__get(&b->jump_head, addr, &i);
@@ -229,7 +239,8 @@ static bool unique_pred(void *ctx, uint64_t addr, uint64_t *pred)
 	uint32_t n = 0, ft, delta, one;
 	bool has_ft = addr_map__get(&b->ft_pred, addr, &ft);
 
-	if (addr == b->entry || addr_map__get(&b->roots, addr, &one))
+	if (addr == b->entry || addr_map__get(&b->roots, addr, &one) ||
+	    addr_map__get(&b->ft_alt, addr, &one))
 		return false;
 	addr_map__get(&b->jump_in, addr, &n);
 	if (n + has_ft != 1)
@@ -367,6 +378,7 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	b->self = symbols__func_at(b->syms, entry);
 	addr_map__clear(&b->visited);
 	addr_map__clear(&b->ft_pred);
+	addr_map__clear(&b->ft_alt);
 	addr_map__clear(&b->jump_in);
 	addr_map__clear(&b->jump_src);
 	addr_map__clear(&b->jump_head);
@@ -417,6 +429,19 @@ static int note_landing_pad(struct builder *b, uint64_t call)
 	    addr_map__put(&b->roots, lp, 1))
 		return -ENOMEM;
 	return VEC_PUSH(b->work, lp);
+}
+
+/* Records that an instruction of SIZE bytes falls through into NEXT. Two different ones do
+ * only when instructions overlap (a prefix pair, see assemble): both are kept. */
+static int note_fall(struct builder *b, uint64_t next, uint8_t size)
+{
+	uint32_t ft, alt;
+
+	if (!addr_map__get(&b->ft_pred, next, &ft) || ft == size)
+		return addr_map__put(&b->ft_pred, next, size);
+	if (addr_map__get(&b->ft_alt, next, &alt) && alt != size)
+		return addr_map__put(&b->ft_alt, next, FT_MANY);
+	return addr_map__put(&b->ft_alt, next, size);
 }
 
 /* Walks straight-line code from A until a transfer ends the path. */
@@ -473,8 +498,8 @@ static int walk(struct builder *b, uint64_t a)
 		default:
 			break;
 		}
-		if (addr_map__put(&b->ft_pred, next, di->size))
-			return -ENOMEM;
+		if ((err = note_fall(b, next, di->size)))
+			return err;
 		a = next;
 	}
 	return 0;
@@ -709,32 +734,129 @@ static bool ends_block(const struct dinsn *di)
 	return di->flow != INSN_PLAIN && di->flow != INSN_SYSCALL;
 }
 
+/* Two capstone operands that say the same. */
+static bool same_operand(const cs_x86_op *x, const cs_x86_op *y)
+{
+	if (x->type != y->type || x->size != y->size || x->access != y->access)
+		return false;
+	switch (x->type) {
+	case X86_OP_REG:
+		return x->reg == y->reg;
+	case X86_OP_IMM:
+		return x->imm == y->imm;
+	case X86_OP_MEM:
+		return x->mem.segment == y->mem.segment && x->mem.base == y->mem.base &&
+		       x->mem.index == y->mem.index && x->mem.scale == y->mem.scale &&
+		       x->mem.disp == y->mem.disp;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The one overlap of decodings the CFG accepts (a prefix pair): code jumps to IN, strictly
+ * inside the instruction at OUT, where every byte of OUT before IN is a lock prefix (0xf0),
+ * the instruction decoded at IN ends exactly where OUT ends and is OUT's operation without
+ * the lock (same capstone instruction, same operands, no lock or rep prefix of its own), and
+ * both fall through (no transfer). glibc's single-thread atomics are built so:
+ * `cmpl $0,%fs:0x18; je 0f; lock; 0: cmpxchg %rdi,(%rsi)` (the je skips the lock only). Only
+ * the lock prefix is accepted: 0x66/0x67 change the operand or address size, 0xf2/0xf3 may
+ * select another instruction (mandatory prefixes), segment overrides another address, and
+ * 0x2e/0x3e are no idiom any compiler or library is known to jump over. Both instructions are
+ * real instruction starts on some path each; neither is one on every path, so neither may
+ * hold a probe or a patch window (assemble marks both).
+ */
+static bool prefix_pair(struct builder *b, uint64_t out, uint64_t in)
+{
+	const struct dinsn *d;
+	const uint8_t *code;
+	const cs_insn *c;
+	cs_x86_op ops[8];
+	uint8_t osize, nops;
+	unsigned id;
+	size_t avail;
+	uint32_t one;
+
+	if (in <= out || !addr_map__get(&b->jump_in, in, &one) ||
+	    addr_map__get(&b->roots, in, &one) || in == b->entry)
+		return false;
+	d = decoder__get(&b->dec, out);
+	if (!d || d->flow != INSN_PLAIN || out + d->size <= in)
+		return false;
+	osize = d->size;
+	d = decoder__get(&b->dec, in);
+	if (!d || d->flow != INSN_PLAIN || in + d->size != out + osize)
+		return false;
+	code = elf_image__code(b->img, out, &avail);
+	if (!code || avail < osize)
+		return false;
+	for (uint64_t k = 0; k < in - out; k++)
+		if (code[k] != 0xf0)
+			return false;
+	c = decoder__detail(&b->dec, out);
+	if (!c || c->size != osize || c->detail->x86.prefix[0] != X86_PREFIX_LOCK ||
+	    c->detail->x86.op_count > 8)
+		return false;
+	id = c->id;
+	nops = c->detail->x86.op_count;
+	memcpy(ops, c->detail->x86.operands, nops * sizeof(*ops));
+	c = decoder__detail(&b->dec, in);
+	if (!c || c->id != id || c->size != osize - (in - out) || c->detail->x86.prefix[0] ||
+	    c->detail->x86.op_count != nops)
+		return false;
+	for (uint8_t k = 0; k < nops; k++)
+		if (!same_operand(&ops[k], &c->detail->x86.operands[k]))
+			return false;
+	return true;
+}
+
 /* Turns the visited instructions into blocks, edges and call sites of F. */
 static int assemble(struct builder *b, struct cfg_func *f)
 {
 	struct fbuild fb = { .block_of = &b->block_of, .outside = &b->outside };
 	uint64_t *a = b->insns.v;
 	size_t n = b->insns.n, i;
+	uint64_t pair_end = 0; /* where the last prefix pair ends: a leader */
+	bool prev_inner = false;
 	uint32_t nb, one;
 	int err = 0;
 
 	sort__u64(a, n);
 	for (i = 0; i < n && !err; i++) {
-		const struct dinsn *di = decoder__get(&b->dec, a[i]);
-		const struct dinsn *prev = i ? decoder__get(&b->dec, a[i - 1]) : NULL;
-		bool leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_in, a[i], &one) ||
-			      addr_map__get(&b->roots, a[i], &one) ||
-			      ends_block(prev) || a[i - 1] + prev->size != a[i];
-		struct cfg_insn ci = { .addr = a[i], .size = di->size, .flow = di->flow,
-				       .probe_class = di->probe_class, .cc = di->cc };
+		struct dinsn cur = *decoder__get(&b->dec, a[i]), pcur;
+		const struct dinsn *di = &cur, *prev = NULL;
+		bool leader, inner = false;
+		struct cfg_insn ci;
 
-		if (prev && a[i - 1] + prev->size > a[i]) {
-			/* Two decodings overlap: code jumps into the middle of an instruction. */
-			b->overlap = true;
-			f->flags |= CFG_FUNC_BAD_CODE;
-			if (!f->bad_addr)
-				f->bad_addr = a[i];
+		if (i) {
+			pcur = *decoder__get(&b->dec, a[i - 1]);
+			prev = &pcur;
 		}
+		leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_in, a[i], &one) ||
+			 addr_map__get(&b->roots, a[i], &one) || a[i] == pair_end ||
+			 ends_block(prev) || a[i - 1] + prev->size != a[i];
+		ci = (struct cfg_insn){ .addr = a[i], .size = di->size, .flow = di->flow,
+					.probe_class = di->probe_class, .cc = di->cc };
+		if (prev && a[i - 1] + prev->size > a[i]) {
+			/* Two decodings overlap: code jumps into the middle of an instruction.
+			 * Only a jump over a lock prefix is understood (prefix_pair), once per
+			 * instruction; anything else is undecodable code. */
+			if (!prev_inner && prefix_pair(b, a[i - 1], a[i])) {
+				inner = true;
+				leader = true;
+				pair_end = a[i] + di->size;
+				ci.overlap = 1;
+				ci.probe_class = PROBE_NEVER;
+				fb.insns.v[fb.insns.n - 1].overlap = 1;
+				fb.insns.v[fb.insns.n - 1].probe_class = PROBE_NEVER;
+			} else {
+				b->overlap = true;
+				f->flags |= CFG_FUNC_BAD_CODE;
+				if (!f->bad_addr)
+					f->bad_addr = a[i];
+			}
+		}
+		prev_inner = inner;
 		if (leader) {
 			struct cfg_block blk = { .start = a[i], .first_insn = (uint32_t)fb.insns.n };
 
@@ -1387,6 +1509,7 @@ static void free_builder(struct builder *b)
 	addr_map__free(&b->func_index);
 	addr_map__free(&b->visited);
 	addr_map__free(&b->ft_pred);
+	addr_map__free(&b->ft_alt);
 	addr_map__free(&b->jump_in);
 	addr_map__free(&b->jump_src);
 	addr_map__free(&b->jump_head);

@@ -80,17 +80,49 @@ int cfg_func__block_containing(const struct cfg_func *f, uint64_t addr)
 {
 	uint32_t lo = 0, hi = f->nblocks;
 
+	/* The last block starting at or below ADDR (blocks are sorted by start; the only
+	 * overlap, a prefix pair, nests the inner block at the end of the outer one). */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (f->blocks[mid].end <= addr)
+		if (f->blocks[mid].start <= addr)
 			lo = mid + 1;
-		else if (f->blocks[mid].start > addr)
-			hi = mid;
 		else
-			return (int)mid;
+			hi = mid;
 	}
-	return -1;
+	return lo && addr < f->blocks[lo - 1].end ? (int)(lo - 1) : -1;
+}
+
+bool cfg_func__prefix_pair(const struct cfg_func *f, uint32_t b)
+{
+	const struct cfg_block *o, *in;
+	const struct cfg_insn *oi, *ii;
+
+	if (b == 0 || b >= f->nblocks)
+		return false;
+	o = &f->blocks[b - 1];
+	in = &f->blocks[b];
+	if (!o->ninsns || in->ninsns != 1 || in->start <= o->start || in->start >= o->end ||
+	    in->end != o->end)
+		return false;
+	oi = &f->insns[o->first_insn + o->ninsns - 1];
+	ii = &f->insns[in->first_insn];
+	return oi->overlap && ii->overlap && oi->addr < ii->addr &&
+	       oi->addr + oi->size == ii->addr + ii->size;
+}
+
+bool cfg_func__blocks_ok(const struct cfg_func *f)
+{
+	for (uint32_t b = 0; b < f->nblocks; b++) {
+		if (f->blocks[b].start >= f->blocks[b].end)
+			return false;
+		if (b && f->blocks[b].start < f->blocks[b - 1].end &&
+		    !(cfg_func__prefix_pair(f, b) && !(b > 1 && cfg_func__prefix_pair(f, b - 1))))
+			return false;
+		if (b && f->blocks[b].start <= f->blocks[b - 1].start)
+			return false;
+	}
+	return true;
 }
 
 int cfg_func__block_at(const struct cfg_func *f, uint64_t addr)

@@ -69,7 +69,14 @@ struct cfg_insn {
 	/* patch_indirect  (a resolved table jump) a window from the table load to this jump
 	 *                 counts each table entry taken, indexed by the entry (0: none). */
 	uint8_t patch_indirect;
-	uint8_t reserved;
+	/* 1: the instruction shares bytes with another instruction of its function, the one
+	 * shape the builder accepts (cfg_func__prefix_pair): a jump lands just after an
+	 * instruction's lock prefix (glibc's `cmpl $0,%fs:0x18; je 0f; lock; 0: cmpxchg`), so the
+	 * prefixed instruction and the same one without the prefix are both decoded, each in a
+	 * block of its own, ending at the same address. Neither may carry a probe or lie in a
+	 * patch window (a byte written at either start would sit inside the other): the builder
+	 * gives both PROBE_NEVER and the patch-window analysis never relocates them. */
+	uint8_t overlap;
 };
 
 enum cfg_edge_kind {
@@ -253,7 +260,9 @@ struct cfg_func *cfg_program__func_at(const struct cfg_program *prog, uint64_t a
  * function whose entry it is, or else one whose blocks contain it; else NULL. */
 struct cfg_func *cfg_program__find(const struct cfg_program *prog, const char *name);
 
-/* The block of F containing ADDR (any byte of it), or -1. */
+/* The block of F containing ADDR (any byte of it), or -1. Of a prefix pair
+ * (cfg_func__prefix_pair), ADDR in the inner block's bytes gives the inner block: every
+ * instruction start gives the block holding the instruction that starts there. */
 int cfg_func__block_containing(const struct cfg_func *f, uint64_t addr);
 
 /* The block of F starting exactly at ADDR, or -1. */
@@ -261,6 +270,14 @@ int cfg_func__block_at(const struct cfg_func *f, uint64_t addr);
 
 /* True when ADDR is the start of one of F's decoded instructions. */
 bool cfg_func__is_insn_start(const struct cfg_func *f, uint64_t addr);
+
+/* Do blocks B - 1 and B of F (B >= 1) form the one overlap the builder accepts: block B is a
+ * single instruction starting inside block B - 1's last instruction, after its prefix bytes,
+ * and both end at the same address (both instructions marked cfg_insn.overlap)? */
+bool cfg_func__prefix_pair(const struct cfg_func *f, uint32_t b);
+
+/* True when F's blocks are sorted and disjoint but for prefix pairs (cfg_func__prefix_pair). */
+bool cfg_func__blocks_ok(const struct cfg_func *f);
 
 /* Fills F's succ/pred arrays and each block's first_succ/nsucc/first_pred/npred (and EXIT's
  * in-edges) from F's edges. Used by the builder and by tests that build CFGs by hand.

@@ -935,6 +935,12 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 			continue;
 		}
 		di = &d->insns[x];
+		if (ci->overlap) {
+			/* A prefix pair (cfg.h): no window may hold either instruction, nor the
+			 * bytes they share. */
+			pf->reloc[k] = RELOC_NO;
+			continue;
+		}
 		pf->reloc[k] = di->reloc;
 		pf->quiet[k] = di->quiet;
 		for (uint8_t t = 0; t < di->ntaken; t++)

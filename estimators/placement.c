@@ -624,13 +624,12 @@ static void rollback(struct planner *p, struct func_plan *fp, const struct cfg_f
 		fp->block_counter[b] = PLACEMENT_NO_COUNTER;
 }
 
-/* Whether two of F's blocks overlap (code that jumps into the middle of an instruction). */
+/* Whether two of F's blocks overlap (code that jumps into the middle of an instruction), other
+ * than as a prefix pair (cfg_func__prefix_pair: neither of its instructions can be a site, so
+ * no probe sits inside the other). */
 static bool blocks_overlap(const struct cfg_func *f)
 {
-	for (uint32_t b = 1; b < f->nblocks; b++)
-		if (f->blocks[b].start < f->blocks[b - 1].end)
-			return true;
-	return false;
+	return !cfg_func__blocks_ok(f);
 }
 
 /* What a new plan takes from an old one (placement__replan): per function of OLD, its sites

@@ -192,6 +192,12 @@ def main():
         import bisect
         i = bisect.bisect_left(addrs, end) - 1
         if i < 0 or addrs[i] < start:
+            # A jump over a lock prefix (`je 0f; lock; 0: cmpxchg`): the linear sweep has
+            # the locked instruction one byte before START, and the next one at END; the
+            # block is that instruction without its prefix.
+            if (i >= 0 and addrs[i] == start - 1 and mnem(addrs[i])[:1] == ["lock"] and
+                    i + 1 < len(addrs) and addrs[i + 1] == end):
+                return start
             raise SystemExit(f"no instruction in [{start:#x}, {end:#x})")
         return addrs[i]
 

@@ -257,6 +257,15 @@ static int check_func(struct sweep *s, struct sfunc *f, unsigned long *nblocks,
 
 		parse_hex(json_object_get(jb, "addr"), &a);
 		parse_hex(json_object_get(jb, "end"), &e);
+		{
+			/* A prefix pair (the next block starts inside this one and ends with it):
+			 * the next one's instruction is its own, not counted twice. */
+			uint64_t na;
+
+			if (parse_hex(json_object_get(json_array_get(jblocks, bi + 1), "addr"), &na) &&
+			    na > a && na < e)
+				e = na;
+		}
 		for (k = insn_at(&s->cg, a); k < s->cg.ninsns && s->cg.insns[k].addr < e; k++) {
 			f->ir += s->cg.insns[k].count;
 			if (f->cls == FC_EXACT)

@@ -436,4 +436,21 @@ __asm__(".text\n"
 	"pf_switch_loud_tab:\n"
 	"  .long 0b-pf_switch_loud_tab, 1b-pf_switch_loud_tab\n"
 	".size pf_switch_loud_tab,8\n"
-	".text\n");
+	".text\n"
+
+	/* pf_lock_skip(p, old, new, lock): glibc's single-thread atomic, a cmpxchg of *p whose
+	 * lock prefix the je skips when LOCK (ecx) is 0, landing inside the locked instruction
+	 * (a prefix pair: two blocks sharing its bytes); returns the old value of *p. Padding
+	 * follows, a springboard gap in jmp rel8 reach of both decodings. */
+	".globl pf_lock_skip\n.type pf_lock_skip,@function\n.p2align 4\n"
+	"pf_lock_skip:\n"
+	"  mov %rsi,%rax\n"
+	"  test %ecx,%ecx\n"
+	"  je 1f\n"
+	".globl pf_lock_out\npf_lock_out:\n"
+	"  lock\n"
+	"1:\n"
+	"  cmpxchg %rdx,(%rdi)\n"
+	"  ret\n"
+	"  .byte 0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc,0xcc\n"
+	".size pf_lock_skip,.-pf_lock_skip\n");

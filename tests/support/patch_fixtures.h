@@ -30,6 +30,7 @@ int pf_sb_far(int x);
 int pf_sb_tab(int x);
 int pf_switch(unsigned x, int y);
 int pf_switch_loud(unsigned x);
+uint64_t pf_lock_skip(uint64_t *p, uint64_t old, uint64_t new_val, int lock);
 
 int pf_c_helper(int x);
 int pf_c_work(const int *v, int n);
@@ -38,6 +39,7 @@ int pf_c_work(const int *v, int n);
 extern const char pf_loop_body[], pf_call_ret[], pf_callind_ret[], pf_flags_b[],
 	pf_short_inc[], pf_mid_in[], pf_sys[], pf_callmid[], pf_carry_b[],
 	pf_shift_shl[], pf_tail_jmp[], pf_redzone_b[], pf_sb_intra_jne[], pf_sb_jump_inc[],
-	pf_sb_sym_inc[], pf_sb_far_inc[], pf_sb_tab_inc[], pf_sb_symlab[], pf_switch_load[];
+	pf_sb_sym_inc[], pf_sb_far_inc[], pf_sb_tab_inc[], pf_sb_symlab[], pf_switch_load[],
+	pf_lock_out[];
 
 #endif

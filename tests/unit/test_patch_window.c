@@ -25,6 +25,8 @@
 #include "cfg/decode.h"
 #include "cfg/flag_liveness.h"
 #include "cfg/patch_window.h"
+#include "estimators/placement.h"
+#include "estimators/site_costs.h"
 #include "tests/support/patch_fixtures.h"
 
 static struct elf_image img;
@@ -623,6 +625,96 @@ static void test_springboard_many_used(void **state)
 	free(used);
 }
 
+/* Whether [A, A + N) meets [LO, HI). */
+static bool meets(uint64_t a, uint64_t n, uint64_t lo, uint64_t hi)
+{
+	return a < hi && lo < a + n;
+}
+
+/* A jump over a lock prefix (pf_lock_skip: `je 1f; lock; 1: cmpxchg`): the CFG holds both
+ * decodings, each a block of its own ending at the same address (not bad code), and no probe
+ * site, patch window, indirect window or springboard gap of the whole program meets the locked
+ * instruction's bytes; the plan (chords) measures the pair's edges elsewhere. The pair's
+ * addresses come from the fixture's bytes (the lock byte at pf_lock_out), not from the CFG. */
+static void test_prefix_pair(void **state)
+{
+	size_t fi;
+	const struct cfg_func *f = func("pf_lock_skip", &fi);
+	const uint8_t *lock = (const uint8_t *)pf_lock_out;
+	uint64_t out = (uint64_t)(uintptr_t)pf_lock_out - bias, in = out + 1, end = out + 5;
+	uint64_t v = 10, sb;
+	struct placement_options opt = { .mode = PLACEMENT_CHORDS };
+	struct placement pl;
+	struct patch_window w;
+	int bo, bi;
+
+	/* The fixture: f0 48 0f b1 17 (lock cmpxchg %rdx,(%rdi)), and it runs both ways. */
+	assert_int_equal(lock[0], 0xf0);
+	assert_int_equal(lock[1], 0x48);
+	assert_int_equal(pf_lock_skip(&v, 10, 11, 1), 10);
+	assert_int_equal(v, 11);
+	assert_int_equal(pf_lock_skip(&v, 11, 12, 0), 11);
+	assert_int_equal(v, 12);
+	assert_int_equal(pf_lock_skip(&v, 5, 13, 0), 12);
+	assert_int_equal(v, 12);
+
+	assert_false(f->flags & CFG_FUNC_BAD_CODE);
+	bo = cfg_func__block_at(f, out);
+	bi = cfg_func__block_at(f, in);
+	assert_true(bo >= 0 && bi == bo + 1);
+	assert_true(cfg_func__prefix_pair(f, (uint32_t)bi));
+	assert_true(cfg_func__blocks_ok(f));
+	assert_int_equal(f->blocks[bo].end, end);
+	assert_int_equal(f->blocks[bi].end, end);
+	assert_int_equal(cfg_func__block_containing(f, in), bi);
+	assert_int_equal(cfg_func__block_containing(f, out), bo);
+	assert_true(cfg_func__is_insn_start(f, out) && cfg_func__is_insn_start(f, in));
+	assert_true(cfg_func__block_at(f, end) >= 0);
+	/* Both flow on to the block at END, and only there. */
+	for (int b = bo; b <= bi; b++) {
+		assert_int_equal(f->blocks[b].nsucc, 1);
+		assert_int_equal(f->blocks[f->edges[f->succ[f->blocks[b].first_succ]].to].start,
+				 end);
+	}
+
+	for (size_t g = 0; g < prog.nfuncs; g++) {
+		const struct cfg_func *h = &prog.funcs[g];
+
+		for (uint32_t k = 0; k < h->ninsns; k++) {
+			const struct cfg_insn *ci = &h->insns[k];
+
+			if (meets(ci->addr, ci->size, out, end)) {
+				assert_true(ci->addr == out || ci->addr == in);
+				assert_int_equal(ci->probe_class, PROBE_NEVER);
+				assert_true(ci->overlap);
+				assert_int_equal(pa.funcs[g].count_class[k], PATCH_NONE);
+				assert_int_equal(pa.funcs[g].branch_class[k], PATCH_NONE);
+				assert_int_equal(pa.funcs[g].indirect_class[k], PATCH_NONE);
+			}
+			for (unsigned o = 0; o < 4; o++) /* every combination of query options */
+				if (!patch_analysis__count_window(&pa, g, k, NULL, 0, o, &w))
+					assert_false(meets(w.start, w.reloc_len, out, end));
+			if (!patch_analysis__branch_window(&pa, g, k, NULL, 0, &w))
+				assert_false(meets(w.start, w.reloc_len, out, end));
+			if (!patch_analysis__indirect_window(&pa, g, k, NULL, 0, &w))
+				assert_false(meets(w.start, w.reloc_len, out, end));
+		}
+	}
+	for (size_t g = 0; g < pa.ngaps; g++)
+		assert_false(meets(pa.gaps[g].lo, pa.gaps[g].hi - pa.gaps[g].lo, out, end));
+	/* The control that makes the above mean something: a short window of the 4 bytes at IN
+	 * would have a springboard in the padding after the ret. */
+	w = (struct patch_window){ .start = in, .len = 4, .short_jump = true };
+	assert_int_equal(patch_analysis__springboard(&pa, &w, NULL, 0, NULL, 0, &sb), 0);
+
+	site_costs__defaults(&opt.costs);
+	assert_int_equal(placement__plan(&pl, &prog, &opt), 0);
+	assert_int_equal(pl.funcs[fi].status, PLAN_CHORDS);
+	for (size_t k = 0; k < pl.nsites; k++)
+		assert_false(pl.sites[k].addr >= out && pl.sites[k].addr < end);
+	placement__free(&pl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,7 +723,7 @@ int main(void)
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_springboards), cmocka_unit_test(test_springboard_refused),
 		cmocka_unit_test(test_indirect),     cmocka_unit_test(test_shared_decoding),
-		cmocka_unit_test(test_springboard_many_used),
+		cmocka_unit_test(test_springboard_many_used), cmocka_unit_test(test_prefix_pair),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

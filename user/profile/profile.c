@@ -928,11 +928,8 @@ static int check_func_shape(struct writer *w, size_t i)
 		    f->edges[e].kind >= EDGE_KIND_COUNT)
 			return wfail(w, -EINVAL, "function '%s': edge %" PRIu32 " is invalid",
 				     f->name, e);
-	for (uint32_t b = 0; b < f->nblocks; b++)
-		if (f->blocks[b].start >= f->blocks[b].end ||
-		    (b && f->blocks[b].start < f->blocks[b - 1].end))
-			return wfail(w, -EINVAL, "function '%s': blocks overlap or are unsorted",
-				     f->name);
+	if (!cfg_func__blocks_ok(f))
+		return wfail(w, -EINVAL, "function '%s': blocks overlap or are unsorted", f->name);
 	return 0;
 }
 
@@ -1665,7 +1662,12 @@ static int read_blocks(struct reader *r, struct profile_func *f, json_t *a)
 		if (bl->end <= bl->addr)
 			return rfail(r, "%s: ends at 0x%" PRIx64 ", before it starts", where,
 				     bl->end);
-		if (b && bl->addr < f->blocks[b - 1].end)
+		/* Disjoint, but for a prefix pair (cfg_func__prefix_pair): a block inside the
+		 * one before that ends with it, once. */
+		if (b && (bl->addr <= f->blocks[b - 1].addr ||
+			  (bl->addr < f->blocks[b - 1].end &&
+			   (bl->end != f->blocks[b - 1].end ||
+			    (b > 1 && f->blocks[b - 1].addr < f->blocks[b - 2].end)))))
 			return rfail(r, "%s: 0x%" PRIx64 " overlaps or precedes the block before",
 				     where, bl->addr);
 		if (bl->count > 0 &&

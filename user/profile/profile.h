@@ -69,7 +69,7 @@
  * is the virtual EXIT->root edge). KIND is an edge kind name
  * of cfg_edge_kind__name. "libraries" holds one object per shared library profiled with the
  * binary (`--lib`), each with every key above but "libraries": its own binary, run (the same),
- * placement, counters, functions, probes and violations. Blocks are sorted by address and do not overlap; edge endpoints and
+ * placement, counters, functions, probes and violations. Blocks are sorted by address and do not overlap (but for a prefix pair, cfg_func__prefix_pair: a block inside the block before it that ends where that one ends); edge endpoints and
  * violations name blocks of the same function (or "exit"; an edge never leaves "exit": the
  * virtual EXIT->root edge is the function's "count"). Excluded functions have no blocks or
  * edges. Each site's "hits" is the sum of its counters; "probes.hits" the sum of all
