@@ -211,8 +211,10 @@ signal_case() {
 	local name=$1 target=$2 sig=$3 want=$4 key=$5 val=$6 pid prog rc ok=1 i ign
 	checks=$((checks + 1))
 	rm -f "$tmp/ready" "$tmp/$name.json"
-	"$EDGEPROF" -q run -o "$tmp/$name.json" -- "$tmp/sleeper" "$tmp/ready" \
-		>"$tmp/ep.out" 2>"$tmp/ep.err" </dev/null &
+	# Default dispositions of the forwarded signals, whatever the caller's (under nohup the
+	# program would inherit SIGHUP ignored, and rightly ignore the forwarded one).
+	env --default-signal=HUP,TERM "$EDGEPROF" -q run -o "$tmp/$name.json" -- \
+		"$tmp/sleeper" "$tmp/ready" >"$tmp/ep.out" 2>"$tmp/ep.err" </dev/null &
 	pid=$!
 	for ((i = 0; i < 200; i++)); do
 		[ -e "$tmp/ready" ] && break
