@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fork children killed while the tracer handles their first stop (issue 14: Python's test_os
 # test_waitstatus_to_exitcode_kill, os.spawnv(P_NOWAIT) then os.kill(pid, SIGKILL)).
-# tests/programs/kill_child.c forks N children from main -> spawn and SIGKILLs each as soon as
+# tests/programs/racy/kill_child.c forks N children from main -> spawn and SIGKILLs each as soon as
 # /proc says it is in a tracing stop: the SIGKILL then mostly lands while edgeprof attaches
 # the child's probes and unwinds its frames at its first stop. Such a child goes straight to
 # its PTRACE_EVENT_EXIT stop, which the tracer's PTRACE_CONT for the first stop resumed
@@ -29,7 +29,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 N=20
-gcc -O2 -g -o "$tmp/kill_child" tests/programs/kill_child.c || { echo "FAIL: cannot build"; exit 1; }
+gcc -O2 -g -o "$tmp/kill_child" tests/programs/racy/kill_child.c || { echo "FAIL: cannot build"; exit 1; }
 native=$("$tmp/kill_child" $N) || { echo "FAIL: kill_child fails natively"; exit 1; }
 
 raced=0

@@ -7,7 +7,9 @@
  * tracer is busy with the child's first stop: the child then leaves that stop for its
  * PTRACE_EVENT_EXIT stop without running one instruction of the program, and the frames it
  * was entered in (spawn, main) are left there. Prints how many children died of SIGKILL
- * (all of them: deterministic).
+ * (all of them: deterministic). Not in tests/programs itself: its counts (how long the
+ * parent polls, whether a child ran) depend on timing, so the oracles of every program there
+ * cannot check it; tests/kill-child.sh does.
  */
 #include <signal.h>
 #include <stdio.h>
