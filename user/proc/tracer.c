@@ -1660,10 +1660,11 @@ static void died_unseen(struct tracer *t, const struct task *task)
 {
 	struct tracer_result *res = t->res;
 
-	if (!task->seen || !task->only_first || task->entry_first + task->entry_count > res->nevents)
+	if (!task->seen || !task->only_first ||
+	    task->entry_first + task->entry_count > res->nevents)
 		return;
-	pr_debug("thread %d (process %d): ended in its first stop, whose resume was its exit stop's",
-		 task->tid, task->tgid);
+	pr_debug("thread %d (process %d): ended in its first stop, its exit stop unseen", task->tid,
+		 task->tgid);
 	for (size_t i = 0; i < task->entry_count; i++) {
 		struct frame_event ev = res->events[task->entry_first + i];
 

@@ -59,8 +59,8 @@ __attribute__((noipa)) static int traced_stop(int pid)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10, killed = 0;
-	volatile int *ran = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				 -1, 0);
+	volatile int *ran =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	if (ran == MAP_FAILED)
 		return 1;
