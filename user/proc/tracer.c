@@ -64,6 +64,13 @@ struct task {
 	struct frame_event *exec_frames;
 	size_t nexec_frames;
 	unsigned exec_failures;
+	/* The last stop of it the tracer handled is its first one, whose FRAME_ENTRY events
+	 * are res->events[entry_first, entry_first + entry_count) (see died_unseen). */
+	bool only_first;
+	size_t entry_first, entry_count;
+	/* A SIGKILL took it out of its first stop while its frames were unwound: they are
+	 * recorded as entered at its exit stop (where they are the same) */
+	bool entries_at_exit;
 };
 
 /* A breakpoint the tracer keeps in a C library function for good: pthread_exit (which
@@ -503,6 +510,14 @@ static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bo
 			 dwfl_errmsg(-1));
 		if (u.nframes == 0 || dwfl_errno() != 0)
 			t->res->unwind_failures++;
+		/* Its registers could not be read (a SIGKILL took the thread out of its stop):
+		 * libdwfl then leaves the thread marked attached to the Dwfl, whose next
+		 * unwinding would abort on an assertion (pid_set_initial_registers: tid_attached
+		 * == 0). The next one gets a fresh Dwfl. */
+		if (u.nframes == 0 && (p = proc_find(t, tgid)) && p->dwfl) {
+			dwfl_end(p->dwfl);
+			p->dwfl = NULL;
+		}
 	}
 }
 
@@ -1550,6 +1565,47 @@ static int start_program(const char *path, char *const argv[], bool exitkill)
 
 /* --- event loop --------------------------------------------------------------------------- */
 
+/* Whether thread TID has left the ptrace stop the tracer is handling for its
+ * PTRACE_EVENT_EXIT stop (or is no longer stopped): only a SIGKILL does that. */
+static bool left_for_exit(int tid)
+{
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si))
+		return errno == ESRCH;
+	return si.si_signo == SIGTRAP && si.si_code == (SIGTRAP | PTRACE_EVENT_EXIT << 8);
+}
+
+/* The frames thread TID resumes in at its first stop, entered without a call: recorded as
+ * FRAME_ENTRY events, and remembered in its task (died_unseen). When a SIGKILL took it out
+ * of that stop while they were unwound (which then failed), they are recorded at its exit
+ * stop instead (entries_at_exit): no instruction of the program ran in between. */
+static void first_entries(struct tracer *t, int tid)
+{
+	struct tracer_result *res = t->res;
+	size_t before = res->nevents;
+	unsigned failures = res->unwind_failures;
+	struct task *task;
+
+	task = task_find(t, tid);
+	if (!task)
+		return;
+	unwind_task(t, tid, task->tgid, FRAME_ENTRY);
+	task = task_find(t, tid);
+	if (!task)
+		return;
+	if (res->unwind_failures != failures && left_for_exit(tid)) {
+		pr_debug("thread %d: killed in its first stop: its frames are recorded at its exit",
+			 tid);
+		res->nevents = before;
+		res->unwind_failures = failures;
+		task->entries_at_exit = true;
+	}
+	task->only_first = true;
+	task->entry_first = before;
+	task->entry_count = res->nevents - before;
+}
+
 /* The first stop of a task created by a traced one: a new process resumes in the frames
  * it copied from its parent, entered without a call. */
 static void first_stop(struct tracer *t, struct task *task)
@@ -1578,13 +1634,43 @@ static void first_stop(struct tracer *t, struct task *task)
 		if (t->hooks && t->hooks->child_stopped)
 			t->hooks->child_stopped(t->hooks->ctx, task->tid);
 		t->res->nprocesses++;
-		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
+		first_entries(t, task->tid);
 	} else {
 		t->res->nthreads++;
 		/* A new thread starts inside the C library's clone, after its syscall: entered
 		 * without a call, which matters when libraries are profiled. */
 		if (t->nlib_ids)
-			unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
+			first_entries(t, task->tid);
+	}
+}
+
+/*
+ * A task that ends (waitpid says it exited or was killed) without its PTRACE_EVENT_EXIT stop
+ * having been seen, while the last stop of it the tracer handled was its first one: its
+ * frames are left without returning where they were entered. A SIGKILL wakes a tracee from
+ * the ptrace stop the tracer is busy with (the first stop of a forked child takes
+ * milliseconds: watches and uprobes are attached for it), and the tracee stops again at
+ * PTRACE_EVENT_EXIT before the tracer resumes it: the PTRACE_CONT meant for the first stop
+ * then resumes the exit stop, which is never reported (Python's os.spawnv(P_NOWAIT) followed
+ * by os.kill(pid, SIGKILL), in test_os). No instruction of the program ran in between: its
+ * frames are those recorded at the first stop, each left as an exit stop would have
+ * recorded it.
+ */
+static void died_unseen(struct tracer *t, const struct task *task)
+{
+	struct tracer_result *res = t->res;
+
+	if (!task->seen || !task->only_first ||
+	    task->entry_first + task->entry_count > res->nevents)
+		return;
+	pr_debug("thread %d (process %d): ended in its first stop, its exit stop unseen", task->tid,
+		 task->tgid);
+	for (size_t i = 0; i < task->entry_count; i++) {
+		struct frame_event ev = res->events[task->entry_first + i];
+
+		ev.kind = FRAME_EXIT;
+		if (add_event(t, &ev))
+			break;
 	}
 }
 
@@ -1645,6 +1731,10 @@ static void exit_stop(struct tracer *t, struct task *task)
 	before = res->nevents;
 	if (t->hooks && t->hooks->before_unwind)
 		t->hooks->before_unwind(t->hooks->ctx, task->tid, false);
+	if (task->entries_at_exit) {
+		task->entries_at_exit = false;
+		unwind_task(t, task->tid, task->tgid, FRAME_ENTRY);
+	}
 	unwind_task(t, task->tid, task->tgid, FRAME_EXIT);
 	if (!task->at_pthread_exit)
 		return;
@@ -1663,6 +1753,9 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	unsigned long msg = 0;
 	int tid;
 
+	/* Its frames are accounted for from this stop on (died_unseen). */
+	if (event != PTRACE_EVENT_STOP)
+		task->only_first = false;
 	switch (event) {
 	case PTRACE_EVENT_EXIT:
 		exit_stop(t, task);
@@ -1759,6 +1852,9 @@ static void event_loop(struct tracer *t)
 				res->wait_status = st;
 				fwd_pid = 0;
 			}
+			task = task_find(t, tid);
+			if (task)
+				died_unseen(t, task);
 			task_remove(t, tid);
 			proc_remove(t, tid); /* when TID led a process: it is gone */
 			continue;
@@ -1777,6 +1873,8 @@ static void event_loop(struct tracer *t)
 		first = !task->seen;
 		if (first)
 			first_stop(t, task);
+		else
+			task->only_first = false;
 		sig = WSTOPSIG(st);
 		if (sig == SIGTRAP && (st >> 16)) {
 			/* Events may move the task table: do not use TASK after this. */
