@@ -154,36 +154,11 @@ static bool in_code(const struct elf_image *img, uint64_t a)
 	return s && s->exec;
 }
 
-/* Index of the first element of sorted V[0, N) that is >= A. */
-static size_t lower_bound(const uint64_t *v, size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static bool any_in_open(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
-{
-	size_t k;
-
-	if (!v || !n || hi <= lo + 1)
-		return false;
-	k = lower_bound(v, n, lo + 1);
-	return k < n && v[k] < hi;
-}
-
 bool patch_entries__inside(const struct patch_entries *pe, const uint64_t *extra,
 			   size_t nextra, uint64_t lo, uint64_t hi)
 {
-	return any_in_open(pe->addr, pe->n, lo, hi) || any_in_open(extra, nextra, lo, hi);
+	return lo + 1 < hi && (sort__any_in_u64(pe->addr, pe->n, lo + 1, hi) ||
+			       sort__any_in_u64(extra, nextra, lo + 1, hi));
 }
 
 /* Relative relocations (PIE function-pointer and label tables) whose value is code. */
@@ -495,8 +470,7 @@ int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, 
 
 /* --- springboards ----------------------------------------------------------------------- */
 
-/* The first gap whose hi is above A (gaps are sorted and disjoint), or pa->ngaps. */
-static size_t gap_from(const struct patch_analysis *pa, uint64_t a)
+size_t patch_analysis__gap_after(const struct patch_analysis *pa, uint64_t a)
 {
 	size_t lo = 0, hi = pa->ngaps;
 
@@ -511,21 +485,9 @@ static size_t gap_from(const struct patch_analysis *pa, uint64_t a)
 	return lo;
 }
 
-/* Whether any of the sorted V[0, N) lies in [LO, HI). */
-static bool any_in_closed_open(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+void patch_window__sb_reach(uint64_t start, uint64_t *lo, uint64_t *hi)
 {
-	size_t k;
-
-	if (!v || !n)
-		return false;
-	k = lower_bound(v, n, lo);
-	return k < n && v[k] < hi;
-}
-
-/* The reach of a jmp rel8 at W's start: slot starts in [*LO, *HI]. */
-static void reach(const struct patch_window *w, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t from = w->start + PATCH_JMP8_LEN;
+	uint64_t from = start + PATCH_JMP8_LEN;
 
 	*lo = from >= 128 ? from - 128 : 0;
 	*hi = from + 127;
@@ -542,7 +504,7 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 
 	if (!w->short_jump)
 		return -ENOENT;
-	reach(w, &lo, &hi);
+	patch_window__sb_reach(w->start, &lo, &hi);
 	/* Only the used slots that overlap [lo, hi + 5) can clash: those, once (the used slots
 	 * are disjoint, so few); all of them when a caller's list has more there. */
 	for (size_t u = 0; u < nused && nnear <= 64; u++)
@@ -555,13 +517,14 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 		used = near;
 		nused = nnear;
 	}
-	for (size_t g = gap_from(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
+	for (size_t g = patch_analysis__gap_after(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi;
+	     g++) {
 		const struct patch_gap *gp = &pa->gaps[g];
 		uint64_t a = gp->lo > lo ? gp->lo : lo;
 
 		for (; a <= hi && a + PATCH_SPRING_LEN <= gp->hi; a++) {
 			uint64_t d = a > w->start ? a - w->start : w->start - a;
-			bool clash = any_in_closed_open(avoid, navoid, a, a + PATCH_SPRING_LEN);
+			bool clash = sort__any_in_u64(avoid, navoid, a, a + PATCH_SPRING_LEN);
 
 			for (size_t u = 0; !clash && u < nused; u++)
 				clash = used[u] < a + PATCH_SPRING_LEN &&
@@ -586,10 +549,10 @@ bool patch_analysis__springboard_ok(const struct patch_analysis *pa,
 
 	if (!w->short_jump)
 		return false;
-	reach(w, &lo, &hi);
+	patch_window__sb_reach(w->start, &lo, &hi);
 	if (sb < lo || sb > hi)
 		return false;
-	g = gap_from(pa, sb);
+	g = patch_analysis__gap_after(pa, sb);
 	return g < pa->ngaps && pa->gaps[g].lo <= sb && sb + PATCH_SPRING_LEN <= pa->gaps[g].hi;
 }
 
@@ -783,8 +746,8 @@ static int find_gaps(struct patch_analysis *pa, struct decoder *d)
 			const struct elf_section *s = elf_image__section_at(prog->img, lo);
 
 			if (s && s->exec && s == elf_image__section_at(prog->img, hi - 1) &&
-			    !any_in_closed_open(pa->entries.addr, pa->entries.n, lo, hi) &&
-			    !any_in_closed_open(syms, nsyms, lo, hi) &&
+			    !sort__any_in_u64(pa->entries.addr, pa->entries.n, lo, hi) &&
+			    !sort__any_in_u64(syms, nsyms, lo, hi) &&
 			    ranges_sound(pa, maxend, lo, hi) && all_padding(d, lo, hi))
 				err = add_gap(pa, &cap, lo, hi);
 		}

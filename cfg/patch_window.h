@@ -204,6 +204,13 @@ int patch_analysis__springboard(const struct patch_analysis *pa, const struct pa
 				const uint64_t *used, size_t nused, const uint64_t *avoid,
 				size_t navoid, uint64_t *sb);
 
+/* The springboard slot starts a jmp rel8 at START reaches: [*LO, *HI]. */
+void patch_window__sb_reach(uint64_t start, uint64_t *lo, uint64_t *hi);
+
+/* The index of the first of PA's gaps whose end is above A (pa->ngaps when none is): the gap
+ * holding A when its lo <= A. */
+size_t patch_analysis__gap_after(const struct patch_analysis *pa, uint64_t a);
+
 /* Whether [SB, SB + 5) is a springboard slot of the short window W (in one gap, in reach). */
 bool patch_analysis__springboard_ok(const struct patch_analysis *pa,
 				    const struct patch_window *w, uint64_t sb);

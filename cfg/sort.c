@@ -76,3 +76,28 @@ void sort__u64(uint64_t *v, size_t n)
 		memcpy(v, src, n * sizeof(*v));
 	free(tmp);
 }
+
+size_t sort__lower_bound_u64(const uint64_t *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool sort__any_in_u64(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t k;
+
+	if (!v || !n || hi <= lo)
+		return false;
+	k = sort__lower_bound_u64(v, n, lo);
+	return k < n && v[k] < hi;
+}

@@ -20,6 +20,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "cfg/sort.h"
 #include "user/count/patch_backend.h"
 #include "user/count/patch_sites.h"
 #include "user/count/patcher.h"
@@ -180,29 +181,6 @@ static void add_point(void *ctx, uint64_t addr)
 	p->v[p->n++] = addr - p->bias;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Whether any of the sorted V[0, N) lies in [LO, HI). */
-static bool any_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
-{
-	size_t a = 0, z = n;
-
-	while (a < z) {
-		size_t m = a + (z - a) / 2;
-
-		if (v[m] < lo)
-			a = m + 1;
-		else
-			z = m;
-	}
-	return a < n && v[a] < hi;
-}
-
 /* The resume points of every thread of PID in O's code, sorted, into *PTS. */
 static int held_points(const struct count_object *o, int pid, struct points *pts)
 {
@@ -222,7 +200,7 @@ static int held_points(const struct count_object *o, int pid, struct points *pts
 		err = -ENOMEM;
 	}
 	if (!err)
-		qsort(pts->v, pts->n, sizeof(*pts->v), cmp_u64);
+		sort__u64(pts->v, pts->n);
 	return err;
 }
 
@@ -342,7 +320,7 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 			taken[ntaken++] = pl->sites[i].addr;
 	for (size_t i = 0; i < o->navoid; i++)
 		taken[ntaken++] = o->avoid[i];
-	qsort(taken, ntaken, sizeof(*taken), cmp_u64);
+	sort__u64(taken, ntaken);
 	patch_sites__reset_springboards(po->ps);
 	/* Sites are sorted by address, windows of branch sites may reach back before theirs:
 	 * a window that overlaps the last one kept is refused. */
@@ -367,8 +345,8 @@ static int check_sites(struct patch_backend *b, struct count_object *o, int pid,
 		}
 		/* An indirect window relocates up to its jump: no other site may lie in there. */
 		if ((end = patch_sites__span_end(po->ps, s, start, len),
-		     any_in(taken, ntaken, start, end)) ||
-		    (sb && any_in(taken, ntaken, sb, sb + 5)) ||
+		     sort__any_in_u64(taken, ntaken, start, end)) ||
+		    (sb && sort__any_in_u64(taken, ntaken, sb, sb + 5)) ||
 		    (s->kind == SITE_INDIRECT && i > 0 && pl->sites[i - 1].addr >= start) ||
 		    !same_as_file(o, &mem, start, (uint8_t)(end - start), &nforeign) ||
 		    (sb && !same_as_file(o, &mem, sb, 5, &nforeign)) ||

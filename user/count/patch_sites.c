@@ -20,6 +20,7 @@
 
 #include "cfg/elf_image.h"
 #include "cfg/patch_window.h"
+#include "cfg/sort.h"
 #include "user/util/log.h"
 
 /* The slots of one table jump. */
@@ -102,38 +103,6 @@ static const struct ind_slots *ind_of(const struct patch_sites *ps, uint64_t jum
 	return ps->nind ? bsearch(&key, ps->ind, ps->nind, sizeof(key), cmp_ind) : NULL;
 }
 
-/* The first gap whose end is above A, or pa->ngaps. */
-static size_t gap_after(const struct patch_analysis *pa, uint64_t a)
-{
-	size_t lo = 0, hi = pa->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pa->gaps[mid].hi <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Whether any of the sorted V[0, N) lies in [LO, HI). */
-static bool sorted_any_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
-{
-	size_t a = 0, z = n;
-
-	while (a < z) {
-		size_t m = a + (z - a) / 2;
-
-		if (v[m] < lo)
-			a = m + 1;
-		else
-			z = m;
-	}
-	return a < n && v[a] < hi;
-}
-
 /* The lowest springboard slot in reach of a jmp rel8 at START (see patch_window.h) whose 5
  * bytes lie in one gap, none of them taken (patch_sites__take) nor in a slot of USED[0, NUSED)
  * (slot starts), holding none of AVOID[0, NAVOID) (sorted); 0 when there is none. */
@@ -141,10 +110,11 @@ static uint64_t free_slot(const struct patch_sites *ps, uint64_t start, const ui
 			  size_t nused, const uint64_t *avoid, size_t navoid)
 {
 	const struct patch_analysis *pa = &ps->pa;
-	uint64_t from = start + PATCH_JMP8_LEN;
-	uint64_t lo = from >= 128 ? from - 128 : 0, hi = from + 127;
+	uint64_t lo, hi;
 
-	for (size_t g = gap_after(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi; g++) {
+	patch_window__sb_reach(start, &lo, &hi);
+	for (size_t g = patch_analysis__gap_after(pa, lo); g < pa->ngaps && pa->gaps[g].lo <= hi;
+	     g++) {
 		const struct patch_gap *gp = &pa->gaps[g];
 		uint64_t x = gp->lo > lo ? gp->lo : lo;
 		size_t run = 0; /* free bytes ending at x */
@@ -158,7 +128,7 @@ static uint64_t free_slot(const struct patch_sites *ps, uint64_t start, const ui
 			if (run == PATCH_SPRING_LEN) {
 				uint64_t sb = x + 1 - PATCH_SPRING_LEN;
 
-				if (!sorted_any_in(avoid, navoid, sb, sb + PATCH_SPRING_LEN))
+				if (!sort__any_in_u64(avoid, navoid, sb, sb + PATCH_SPRING_LEN))
 					return sb;
 				run--; /* the next start */
 			}
@@ -177,7 +147,7 @@ void patch_sites__reset_springboards(struct patch_sites *ps)
 static uint8_t taken_at(const struct patch_sites *ps, uint64_t a)
 {
 	const struct patch_analysis *pa = &ps->pa;
-	size_t g = gap_after(pa, a);
+	size_t g = patch_analysis__gap_after(pa, a);
 
 	return g < pa->ngaps && pa->gaps[g].lo <= a
 		   ? ps->taken[ps->gap_at[g] + (a - pa->gaps[g].lo)]
@@ -188,7 +158,7 @@ static uint8_t taken_at(const struct patch_sites *ps, uint64_t a)
 static void mark_slot(struct patch_sites *ps, uint64_t sb, uint8_t bit)
 {
 	const struct patch_analysis *pa = &ps->pa;
-	size_t g = gap_after(pa, sb);
+	size_t g = patch_analysis__gap_after(pa, sb);
 
 	if (g < pa->ngaps && pa->gaps[g].lo <= sb && sb + PATCH_SPRING_LEN <= pa->gaps[g].hi)
 		for (uint64_t x = 0; x < PATCH_SPRING_LEN; x++)
@@ -459,7 +429,7 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 		/* Its reserved slot, unless a held thread is there or it was given out already;
 		 * else (a window patch_sites__reserve did not see) the lowest free one. */
 		const struct sb_res *r = res_of(ps, ps->nres, s->addr, s->kind);
-		bool clash = !r || sorted_any_in(avoid, navoid, r->sb, r->sb + PATCH_SPRING_LEN);
+		bool clash = !r || sort__any_in_u64(avoid, navoid, r->sb, r->sb + PATCH_SPRING_LEN);
 
 		for (uint64_t x = 0; !clash && x < PATCH_SPRING_LEN; x++)
 			clash = taken_at(ps, r->sb + x) & TAKEN_CHECK;
