@@ -199,6 +199,23 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
+/* Plans the functions of O set in REDO again, the others' plans kept, once PB (O's patch
+ * backend, object INDEX, or NULL) has reserved their springboards. Returns 0, or -1 (reported)
+ * with O's plan unchanged. */
+static int replan_funcs(struct session_object *o, const bool *redo, struct patch_backend *pb,
+			unsigned index)
+{
+	struct placement pl;
+
+	if (pb && patch_backend__before_replan(pb, index, redo))
+		return -1;
+	if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo))
+		return pr_err("'%s': out of memory planning probes", o->path);
+	placement__free(&o->pl);
+	o->pl = pl;
+	return 0;
+}
+
 /* Makes O's plan final for in-process counters as far as the binary tells (see
  * patch_backend__settle): the functions whose sites the patch backend cannot take are planned
  * again until it takes every one, so that at the attach only run-time reasons (a held thread,
@@ -212,7 +229,6 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 		return pr_err("out of memory");
 	for (int round = 0; round < 16; round++) {
 		struct count_object co = count_object_of(o, index);
-		struct placement pl;
 		size_t nbad = 0, nredo = 0;
 		double t0 = now_seconds();
 
@@ -225,14 +241,8 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 		}
 		for (size_t i = 0; i < o->prog.nfuncs; i++)
 			nredo += redo[i];
-		if (patch_backend__before_replan(pb, index, redo))
+		if (replan_funcs(o, redo, pb, index))
 			goto out;
-		if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo)) {
-			pr_err("'%s': out of memory planning probes", o->path);
-			goto out;
-		}
-		placement__free(&o->pl);
-		o->pl = pl;
 		if (o->capacity && (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity ||
 				    plan_ordinals(&o->pl) > o->nordinals)) {
 			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out "
@@ -249,6 +259,13 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 out:
 	free(redo);
 	return ret;
+}
+
+/* Takes every in-process class off F's instructions: uprobes count it. */
+static void func_no_patch(struct cfg_func *f)
+{
+	for (uint32_t k = 0; k < f->ninsns; k++)
+		f->insns[k].patch_count = f->insns[k].patch_branch = f->insns[k].patch_indirect = 0;
 }
 
 /* The function of O that symbol NAME of SYMS names (a PLT or GOT callee: "malloc",
@@ -290,9 +307,7 @@ static int object_mark_early(struct session_object *o, const struct libs_syms *s
 	while (head < tail) {
 		struct cfg_func *f = &o->prog.funcs[queue[head++]];
 
-		for (uint32_t k = 0; k < f->ninsns; k++)
-			f->insns[k].patch_count = f->insns[k].patch_branch =
-				f->insns[k].patch_indirect = 0;
+		func_no_patch(f);
 		for (uint32_t c = 0; c < f->ncalls; c++) {
 			const struct cfg_call *cl = &f->calls[c];
 			struct cfg_func *g = NULL;
@@ -661,30 +676,27 @@ static void class_digests(const struct cfg_program *prog, uint64_t *sum)
 
 /* Plans C's probes again after a backend refused some of its sites (their instructions'
  * classes changed since DIGEST was taken): only the functions holding them, once PB (C's
- * patch backend, object INDEX, or NULL) has reserved their springboards. Returns 0 or
- * -ENOMEM. */
+ * patch backend, object INDEX, or NULL) has reserved their springboards. Returns 0 or -1
+ * (reported). */
 static int replan(struct session_object *c, const uint64_t *digest, struct patch_backend *pb,
 		  unsigned index)
 {
 	size_t n = c->prog.nfuncs, nredo = 0;
 	uint64_t *now = malloc((n + 1) * sizeof(*now));
 	bool *redo = calloc(n + 1, sizeof(*redo));
-	struct placement pl;
-	int err = -ENOMEM;
+	int err;
 
-	if (now && redo) {
-		class_digests(&c->prog, now);
-		for (size_t i = 0; i < n; i++)
-			nredo += redo[i] = now[i] != digest[i];
-		err = pb ? patch_backend__before_replan(pb, index, redo) : 0;
-		if (!err)
-			err = placement__replan(&pl, &c->prog, &c->popt, &c->pl, redo);
+	if (!now || !redo) {
+		free(now);
+		free(redo);
+		return pr_err("out of memory");
 	}
-	if (!err) {
+	class_digests(&c->prog, now);
+	for (size_t i = 0; i < n; i++)
+		nredo += redo[i] = now[i] != digest[i];
+	err = replan_funcs(c, redo, pb, index);
+	if (!err)
 		pr_debug("'%s': %zu functions planned again", c->path, nredo);
-		placement__free(&c->pl);
-		c->pl = pl;
-	}
 	free(now);
 	free(redo);
 	return err;
@@ -738,10 +750,8 @@ int session__attach(struct session *s, size_t k, int pid)
 		pr_info("'%s': %s refuse %zu sites: placing counters without them", c->path,
 			s->backends[b - 1].ops->name, nbad);
 		t0 = now_seconds();
-		if (replan(c, digest, k ? NULL : s->patch, (unsigned)k)) {
-			pr_err("'%s': out of memory planning probes", c->path);
+		if (replan(c, digest, k ? NULL : s->patch, (unsigned)k))
 			goto out;
-		}
 		pr_debug("'%s': planned again in %.3f s", c->path, now_seconds() - t0);
 		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity) {
 			pr_err(
@@ -885,13 +895,8 @@ static int object_install(struct session *s, size_t k, int pid)
  * count all of it. Returns 0 or -1 (reported). */
 static int object_no_patch(struct session_object *o)
 {
-	for (size_t i = 0; i < o->prog.nfuncs; i++) {
-		struct cfg_func *f = &o->prog.funcs[i];
-
-		for (uint32_t k = 0; k < f->ninsns; k++)
-			f->insns[k].patch_count = f->insns[k].patch_branch =
-				f->insns[k].patch_indirect = 0;
-	}
+	for (size_t i = 0; i < o->prog.nfuncs; i++)
+		func_no_patch(&o->prog.funcs[i]);
 	placement__free(&o->pl);
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", o->path);
