@@ -111,31 +111,6 @@ finish_target() {
 # The native output of the command sequence of the exact-window cases.
 native() { printf 'work 300\nprint\nwork 1000\njump 50\nspawn\nprint\nwork 200\nprint\nquit\n' | "$1" "$2"; }
 
-# text_intact PID BIN: the executable mappings of BIN in PID hold the file's bytes (no int3).
-text_intact() {
-	python3 - "$1" "$2" <<'EOF'
-import os, sys
-pid, path = sys.argv[1], os.path.realpath(sys.argv[2])
-data = open(path, "rb").read()
-n = 0
-with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
-    for line in maps:
-        f = line.split()
-        if len(f) < 6 or f[5] != path or "x" not in f[1]:
-            continue
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        off = int(f[2], 16)
-        mem.seek(lo)
-        got = mem.read(hi - lo)
-        want = data[off:off + len(got)]
-        if got[:len(want)] != want:
-            bad = next(i for i in range(len(want)) if got[i] != want[i])
-            sys.exit(f"byte at {lo + bad:#x} is {got[bad]:#04x}, file has {want[bad]:#04x}")
-        n += 1
-sys.exit(0 if n else "no executable mapping of the binary")
-EOF
-}
-
 # links_on BIN: uprobe-multi links on BIN, one id a line.
 links_on() {
 	uprobe_links "$(realpath "$1")"

@@ -6,6 +6,7 @@
 #   checks_summary NAME  prints "NAME: P of N checks passed"; fails when any check failed
 #   started              array: the test appends the pid of every process it starts
 #   kill_started         SIGKILLs those processes, by pid (for the test's EXIT trap)
+#   text_intact PID BIN  the executable mappings of BIN in PID hold the file's bytes
 
 fails=0
 checks=0
@@ -30,4 +31,29 @@ checks_summary() {
 kill_started() {
 	local p
 	for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done
+}
+
+# text_intact PID BIN: the executable mappings of BIN in PID hold the file's bytes.
+text_intact() {
+	python3 - "$1" "$2" <<'EOF'
+import os, sys
+pid, path = sys.argv[1], os.path.realpath(sys.argv[2])
+data = open(path, "rb").read()
+n = 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in maps:
+        f = line.split()
+        if len(f) < 6 or f[5] != path or "x" not in f[1]:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        mem.seek(lo)
+        got = mem.read(hi - lo)
+        want = data[off:off + len(got)]
+        if got[:len(want)] != want:
+            bad = next(i for i in range(len(want)) if got[i] != want[i])
+            sys.exit(f"byte at {lo + bad:#x} is {got[bad]:#04x}, file has {want[bad]:#04x}")
+        n += 1
+sys.exit(0 if n else "no executable mapping of the binary")
+EOF
 }
