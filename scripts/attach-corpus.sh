@@ -15,6 +15,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EDGEPROF=${EDGEPROF:-$ROOT/build/edgeprof}
 LUA=${LUA:-$ROOT/corpus/bin/lua5.4}
+# shellcheck source=tests/support/checks.sh
+source "$ROOT/tests/support/checks.sh"
 SECONDS_ATTACHED=${1:-3}
 TOTAL=${2:-40000}
 PROBES=${PROBES:-auto}
@@ -36,28 +38,16 @@ lua_pid=$!
 sleep 1
 "$EDGEPROF" -p "$lua_pid" -d "$SECONDS_ATTACHED" --probes "$PROBES" -o "$tmp/lua.data"
 if kill -0 "$lua_pid" 2>/dev/null; then
-	python3 - "$lua_pid" "$(readlink -f "$LUA")" <<'PY' || exit 1
-import sys
-pid, path = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-n = 0
-with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
-    for line in maps:
-        f = line.split()
-        if len(f) < 6 or f[5] != path or "x" not in f[1]:
-            continue
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        off = int(f[2], 16)
-        mem.seek(lo)
-        got = mem.read(hi - lo)
-        if got != data[off:off + len(got)]:
-            sys.exit(f"FAIL: lua5.4's code at {lo:#x} differs from the file after the detach")
-        n += len(got)
-left = [l.split()[0] for l in open(f"/proc/{pid}/maps") if "/dev/zero" in l or "SYSV" in l]
-if left:
-    sys.exit(f"FAIL: shared anonymous mappings left in lua5.4 after the detach: {left}")
-print(f"ok: lua5.4's {n} bytes of code equal the file's after the detach, no region of edgeprof's left")
-PY
+	if ! err=$(text_intact "$lua_pid" "$LUA" 2>&1); then
+		echo "FAIL: lua5.4's code differs from the file after the detach: $err"
+		exit 1
+	fi
+	left=$(grep -E '/dev/zero|SYSV' "/proc/$lua_pid/maps" | cut -d' ' -f1 | tr '\n' ' ' || true)
+	if [ -n "$left" ]; then
+		echo "FAIL: shared anonymous mappings left in lua5.4 after the detach: $left"
+		exit 1
+	fi
+	echo "ok: lua5.4's code equals the file's after the detach, no region of edgeprof's left"
 else
 	echo "attach-corpus: lua5.4 ended within the window (raise TOTAL): its code was not checked"
 fi
