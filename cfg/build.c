@@ -1322,12 +1322,49 @@ out:
 	return err;
 }
 
+/* Flags G (just rebuilt with the b->foreign roots naming it) CFG_FUNC_FOREIGN_ENTRY and
+ * lists in G->foreign the blocks those roots start, ascending. */
+static int record_foreign(struct builder *b, struct cfg_func *g)
+{
+	uint8_t *mark = calloc(g->nblocks ? g->nblocks : 1, 1);
+	uint32_t n = 0;
+
+	if (!mark)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->foreign.n; i += 2) {
+		int k;
+
+		if (b->foreign.v[i + 1] != g->entry)
+			continue;
+		k = cfg_func__block_containing(g, b->foreign.v[i]);
+		/* A root always starts a block of its own (seed); a root inside an instruction
+		 * of G leaves overlapping blocks, which placement excludes anyway. */
+		if (k >= 0 && g->blocks[k].start == b->foreign.v[i] && !mark[k]) {
+			mark[k] = 1;
+			n++;
+		}
+	}
+	g->flags |= CFG_FUNC_FOREIGN_ENTRY;
+	g->foreign = malloc((n ? n : 1) * sizeof(*g->foreign));
+	if (!g->foreign) {
+		free(mark);
+		return -ENOMEM;
+	}
+	g->nforeign = 0;
+	for (uint32_t k = 0; k < g->nblocks; k++)
+		if (mark[k])
+			g->foreign[g->nforeign++] = k;
+	free(mark);
+	return 0;
+}
+
 /*
  * The other side of CFG_FUNC_RUNS_OFF: when F runs off into code of another function G (not
  * at G's entry, and G is not a part of F that merge_fragments took in), G's code there is
  * entered from outside G's graph, and G's edge counts would take F's executions as G's own.
  * G is rebuilt with that address as a root (a block start, entered from outside) and flagged
- * CFG_FUNC_FOREIGN_ENTRY (placement excludes it: nothing wrong is presented).
+ * CFG_FUNC_FOREIGN_ENTRY, its blocks entered there listed in G->foreign (placement gives it
+ * block counts only; propagation takes the flow entering there as unknowns).
  */
 static int mark_foreign_entries(struct builder *b)
 {
@@ -1363,7 +1400,7 @@ static int mark_foreign_entries(struct builder *b)
 		if (again || !addr_map__get(&b->func_index, b->foreign.v[i + 1], &gi))
 			continue;
 		err = build_func(b, &b->funcs.v[gi]);
-		b->funcs.v[gi].flags |= CFG_FUNC_FOREIGN_ENTRY;
+		err = err ? err : record_foreign(b, &b->funcs.v[gi]);
 	}
 	return err;
 }

@@ -73,6 +73,7 @@ void cfg_func__release(struct cfg_func *f)
 	free(f->calls);
 	free(f->tables);
 	free(f->unresolved);
+	free(f->foreign);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -182,9 +182,11 @@ struct cfg_jump_table {
  * runs there is never counted as this function's. */
 #define CFG_FUNC_RUNS_OFF 0x10
 /* The other side of CFG_FUNC_RUNS_OFF: another function runs into this one's code other
- * than at its entry. Those addresses are roots (block starts entered from outside, as landing
- * pads are); the function is not profiled (placement excludes it): its edges do not explain
- * that flow, and its invocations cannot be told from the other function's entries. */
+ * than at its entry (glibc's __mempcpy_* jump into __memmove_*'s body, __memmove_chk_* falls
+ * into it). Those addresses are roots (block starts entered from outside, as landing pads
+ * are), listed in cfg_func.foreign: each is entered by a virtual edge EXIT->root whose count
+ * no probe can take apart from the block's other entries, so the function gets block counts
+ * only and those edges are unknowns of propagation. */
 #define CFG_FUNC_FOREIGN_ENTRY 0x20
 
 struct cfg_func {
@@ -212,6 +214,9 @@ struct cfg_func {
 	uint32_t nunresolved;
 	uint64_t bad_addr;    /* with CFG_FUNC_BAD_CODE: where decoding failed; with
 			       * CFG_FUNC_RUNS_OFF: the first address outside reached */
+	uint32_t *foreign;    /* with CFG_FUNC_FOREIGN_ENTRY: the blocks another function's
+			       * code runs into, ascending ids */
+	uint32_t nforeign;
 };
 
 struct cfg_stats {

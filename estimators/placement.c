@@ -816,13 +816,6 @@ static int plan(struct placement *pl, const struct cfg_program *prog,
 			fp->reason = f->nblocks ? "not selected" : "no code";
 			continue;
 		}
-		if (f->flags & CFG_FUNC_FOREIGN_ENTRY) {
-			/* Flow enters it from another function's code other than at its entry:
-			 * neither its edges nor its invocations would be exact. */
-			fp->status = PLAN_EXCLUDED;
-			fp->reason = "another function runs into its code";
-			continue;
-		}
 		if (blocks_overlap(f)) {
 			/* A probe on one decoding would sit inside an instruction of the other. */
 			fp->status = PLAN_EXCLUDED;
@@ -842,7 +835,12 @@ static int plan(struct placement *pl, const struct cfg_program *prog,
 			fp->status = PLAN_NAIVE;
 			fp->reason = "control runs past the function's end into other code: block "
 				     "counts only";
-
+		} else if (f->flags & CFG_FUNC_FOREIGN_ENTRY) {
+			/* Flow enters from another function's code at blocks that also have
+			 * entries of their own: no probe tells those entries apart (propagation
+			 * takes them as unknowns, cfg_func.foreign). */
+			fp->status = PLAN_NAIVE;
+			fp->reason = "another function runs into its code: block counts only";
 		} else {
 			fp->status = PLAN_CHORDS;
 			err = plan_chords(&p, fi, fp);

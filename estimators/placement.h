@@ -137,8 +137,9 @@ struct placement {
 
 /* Plans the probes for every (selected) function of PROG. Functions with an unresolved
  * indirect jump or undecodable code get block counters (PLAN_NAIVE) since their edges are not
- * known; a function whose unmeasurable edges close a cycle does too. Functions whose code
- * overlaps one already planned are PLAN_EXCLUDED. Returns 0 or -ENOMEM. */
+ * known; so do functions that run off their end or that another function runs into
+ * (CFG_FUNC_FOREIGN_ENTRY), and a function whose unmeasurable edges close a cycle. Functions
+ * whose code overlaps one already planned are PLAN_EXCLUDED. Returns 0 or -ENOMEM. */
 int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		    const struct placement_options *opt);
 

@@ -1,6 +1,6 @@
 /*
- * Count propagation (see propagate.h). The unknowns are the edge counts (EXIT->root
- * included); every vertex gives the equation in = out, and a counted block also gives
+ * Count propagation (see propagate.h). The unknowns are the edge counts (EXIT->root, the
+ * pseudo-edges and the foreign entries included); every vertex gives the equation in = out, and a counted block also gives
  * in = count and out = count, virtual edges adding known flow on either side. A worklist
  * solves any equation left with one unknown, which on a spanning tree whose chords are known
  * is exactly Ball and Larus's post-order propagation. Then every equation is checked.
@@ -22,19 +22,21 @@ struct incidence {
 
 struct solver {
 	const struct cfg_func *f;
-	int64_t *x;        /* [nx]: CFG edges, EXIT->root (ne), pseudo-edges (ne + 1 + j) */
+	int64_t *x;        /* [nx]: CFG edges, EXIT->root (ne), pseudo-edges (ne + 1 + j),
+			    * foreign entries (ne + 1 + np + j) */
 	bool *known;       /* [nx] */
 	int64_t *vin, *vout; /* [nv]: virtual flow in and out of each vertex */
 	int64_t *vmid;     /* [nv]: the part of vin entering after the block's first instruction */
 	int64_t *count;    /* [nv]: measured block count, COUNT_UNKNOWN when not counted */
-	uint32_t nv, ne, nx;
+	uint32_t nv, ne, np, nx;
 	struct incidence *inc; /* every vertex's incidences, vertex v's at inc[first[v]..] */
 	uint32_t *first;       /* [nv + 1] */
 	uint32_t *src, *dst;   /* [nx] */
 };
 
-/* Builds the incidence lists of S (edges of F, EXIT->root and the NP pseudo-edges PS). */
-static int build_incidence(struct solver *s, const struct cfg_pseudo *ps, uint32_t np)
+/* Builds the incidence lists of S (edges of F, EXIT->root, the pseudo-edges PS and the
+ * foreign entries EXIT->F->foreign[j], which enter at the block's start). */
+static int build_incidence(struct solver *s, const struct cfg_pseudo *ps)
 {
 	const struct cfg_func *f = s->f;
 	uint32_t *fill, e;
@@ -55,6 +57,9 @@ static int build_incidence(struct solver *s, const struct cfg_pseudo *ps, uint32
 		} else if (e == s->ne) {
 			s->src[e] = f->nblocks;
 			s->dst[e] = f->entry_block;
+		} else if (e > s->ne + s->np) {
+			s->src[e] = f->nblocks;
+			s->dst[e] = f->foreign[e - s->ne - 1 - s->np];
 		} else if (ps[e - s->ne - 1].kind == CFG_PSEUDO_ABANDON) {
 			s->src[e] = ps[e - s->ne - 1].block;
 			s->dst[e] = f->nblocks;
@@ -68,14 +73,14 @@ static int build_incidence(struct solver *s, const struct cfg_pseudo *ps, uint32
 	for (uint32_t v = 0; v < s->nv; v++)
 		s->first[v + 1] += s->first[v];
 	for (e = 0; e < s->nx; e++) {
-		bool mid = e > s->ne && ps[e - s->ne - 1].kind == CFG_PSEUDO_RESUME;
+		bool mid = e > s->ne && e <= s->ne + s->np &&
+			   ps[e - s->ne - 1].kind == CFG_PSEUDO_RESUME;
 
 		s->inc[s->first[s->src[e]] + fill[s->src[e]]++] =
 			(struct incidence){ .edge = e, .role = OUT };
 		s->inc[s->first[s->dst[e]] + fill[s->dst[e]]++] =
 			(struct incidence){ .edge = e, .role = mid ? MID_IN : START_IN };
 	}
-	(void)np;
 	free(fill);
 	return 0;
 }
@@ -173,8 +178,9 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 {
 	const struct func_plan *fp = &pl->funcs[func];
 	uint32_t np = fp->status != PLAN_EXCLUDED ? fp->npseudo : 0;
-	struct solver s = { .f = f, .ne = f->nedges, .nv = f->nblocks + 1,
-			    .nx = f->nedges + 1 + np };
+	uint32_t nf = fp->status != PLAN_EXCLUDED ? f->nforeign : 0;
+	struct solver s = { .f = f, .ne = f->nedges, .nv = f->nblocks + 1, .np = np,
+			    .nx = f->nedges + 1 + np + nf };
 	uint32_t *work = NULL, nw = 0, v, e, k;
 	uint8_t *queued = NULL;
 	int err = -ENOMEM;
@@ -185,6 +191,8 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	out->blocks = malloc((f->nblocks ? f->nblocks : 1) * sizeof(*out->blocks));
 	out->npseudo = np;
 	out->pseudo = np ? fp->pseudo : NULL;
+	out->nforeign = nf;
+	out->foreign = nf ? f->foreign : NULL;
 	s.x = out->edges;
 	s.known = calloc(s.nx, sizeof(*s.known));
 	s.vin = calloc(s.nv, sizeof(*s.vin));
@@ -194,7 +202,7 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	work = malloc(s.nv * 4 * sizeof(*work));
 	queued = calloc(s.nv, 1);
 	if (!out->edges || !out->measured || !out->blocks || !s.known || !s.vin || !s.vout ||
-	    !s.vmid || !s.count || !work || !queued || build_incidence(&s, fp->pseudo, np))
+	    !s.vmid || !s.count || !work || !queued || build_incidence(&s, fp->pseudo))
 		goto fail;
 	for (e = 0; e < s.nx; e++) {
 		s.x[e] = 0;

@@ -5,6 +5,7 @@
  * chords this always completes. Virtual edges carry flow the CFG does not: v->EXIT for a frame
  * that never returned (exit deep in the stack, a fatal signal), EXIT->v for a frame entered
  * without a call (a forked child resuming inside its parent's call blocks, attaching mid-run);
+ * EXIT->v entries from another function's code (CFG_FUNC_FOREIGN_ENTRY) are unknowns;
  * a block's count is the number of times its first instruction ran. A plan's longjmp
  * pseudo-edges (abandon b->EXIT, resume EXIT->b entering after b's instructions) are unknowns
  * like tree edges, derived the same way. Afterwards flow
@@ -43,8 +44,9 @@ struct virtual_edge {
 };
 
 struct func_counts {
-	int64_t *edges;   /* [nedges + 1 + npseudo]: edge counts, [nedges] = EXIT->root =
-			   * invocations, [nedges + 1 + j] = pseudo-edge j (derived);
+	int64_t *edges;   /* [nedges + 1 + npseudo + nforeign]: edge counts, [nedges] =
+			   * EXIT->root = invocations, [nedges + 1 + j] = pseudo-edge j,
+			   * [nedges + 1 + npseudo + j] = foreign entry j (both derived);
 			   * COUNT_UNKNOWN where not determinable (naive placements) */
 	int64_t *blocks;  /* [nblocks]: executions, COUNT_UNKNOWN where not determinable */
 	bool *measured;   /* [nedges + 1]: counted by a probe rather than derived */
@@ -54,6 +56,9 @@ struct func_counts {
 	uint64_t virtual_in, virtual_out; /* flow added by virtual edges */
 	const struct cfg_pseudo *pseudo;  /* the plan's longjmp pseudo-edges (not owned) */
 	uint32_t npseudo;
+	const uint32_t *foreign; /* the blocks another function's code runs into (cfg_func.
+				  * foreign, not owned): EXIT->block entries, derived */
+	uint32_t nforeign;
 };
 
 /* Computes F's counts from the plan FP, the counter values COUNTERS (indexed like

@@ -13,7 +13,7 @@
 #  - the program's output is the native one;
 #  - at least 90% of libc's probe sites are counted in process;
 #  - libc's section equals the --probes uprobe run's in every block, edge and invocation
-#    count (and the binary's section too).
+#    count that run determines (and the binary's section too).
 # Needs root and BPF (CI=true turns a skip into a failure). Exit 0 pass, 77 skip, else fail.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -69,14 +69,19 @@ def load(f):
 pa, a = load(sys.argv[1])
 pb, b = load(sys.argv[2])
 names = {fn["addr"]: fn["name"] for fn in pa["functions"]}
-diff = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
+# A count uprobes cannot determine (null) that the in-process counters measured is no
+# difference: a block of only VEX instructions (no uprobe there) in a function with block
+# counters and entries from another function's code (glibc's __memset_avx2_unaligned_erms).
+# The reverse, a count the in-process run lost, is one.
+only = [k for k in a if a[k] is not None and k in b and b[k] is None]
+diff = [k for k in set(a) | set(b) if a.get(k) != b.get(k) and k not in only]
 kinds = {k: sum(1 for x in a if x[0] == k) for k in ("block", "edge", "inv")}
 ran = sum(1 for x, v in a.items() if x[0] == "block" and v)
 if diff:
     for k in sorted(diff)[:5]:
         print(f"{k[0]} {names.get(k[1], k[1])} {' '.join(map(str, k[2:]))}: in process {a.get(k)}, uprobes {b.get(k)}")
     sys.exit(f"{len(diff)} differences")
-print(f"{kinds['block']} blocks ({ran} ran), {kinds['edge']} edges, {kinds['inv']} functions: 0 differences")
+print(f"{kinds['block']} blocks ({ran} ran), {kinds['edge']} edges, {kinds['inv']} functions: 0 differences ({len(only)} counts known only in process)")
 PY
 }
 

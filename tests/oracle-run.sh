@@ -122,6 +122,12 @@ profile_one() {
 			;;
 		esac
 	fi
+	# Every instruction the program ran lies in a block edgeprof counted: no function that
+	# ran is left out (runs_off's ro_b, which another function jumps into, was excluded).
+	if [ "$rc" = 0 ] && ! grep -q 'executed instructions covered 100.0%' "$dir/$tag.oracle"; then
+		echo "$tag: executed instructions outside every counted block: $(tail -n 1 "$dir/$tag.oracle" | sed 's/.*executed instructions covered \([0-9.]*%\).*/covered \1/') ($dir/$tag.json)"
+		return 1
+	fi
 	case $rc in
 	0)
 		# "optimal: blocks 56, edges 74 (null 0/0, outside .text 2 funcs, covers 100.0%)"

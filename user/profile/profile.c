@@ -859,6 +859,21 @@ static void write_func(struct obuf *b, size_t i)
 		}
 		ob_putn(b, "]", 1);
 	}
+	if (!excluded && fc->nforeign) {
+		/* Entries from another function's code: derived by propagation. */
+		ob_lit(b, ",\"foreign_entries\":[");
+		for (uint32_t j = 0; j < fc->nforeign; j++) {
+			ob_lit(b, j ? ",{\"block\":" : "{\"block\":");
+			ob_hex(b, f->blocks[fc->foreign[j]].start);
+			ob_lit(b, ",\"count\":");
+			if (fc->edges)
+				ob_count(b, fc->edges[f->nedges + 1 + fc->npseudo + j]);
+			else
+				ob_lit(b, "null");
+			ob_putn(b, "}", 1);
+		}
+		ob_putn(b, "]", 1);
+	}
 	ob_lit(b, ",\"blocks\":[");
 	for (uint32_t k = 0; !excluded && k < f->nblocks; k++) {
 		const struct cfg_block *bl = &f->blocks[k];

@@ -46,6 +46,8 @@
  *                  "stopped_at": ADDR (optional), "resumed_at": ADDR (optional)}] (optional),
  *     "longjmp": [{"kind": "abandon" | "resume", "block": ADDR,  (optional, written only:
  *                  "count": COUNT}...],                           derived pseudo-edges)
+ *     "foreign_entries": [{"block": ADDR, "count": COUNT}...],  (optional, written only:
+ *                  entries from another function's code, derived; status "naive")
  *     "blocks": [{"addr": ADDR, "end": ADDR, "count": COUNT,
  *                 "file": STR, "line": INT}...],                (file/line optional)
  *     "edges": [{"from": ADDR, "to": ADDR | "exit", "kind": KIND, "count": COUNT,
