@@ -132,6 +132,27 @@ static void add_virtual(struct truth *t, uint32_t from, uint32_t to)
 	t->ve[t->nve++] = (struct virtual_edge){ .from = from, .to = to, .count = 1 };
 }
 
+/* The counter values PL's counters read in the walks T (its virtual edges are function 0's). */
+static uint64_t *true_counters(const struct placement *pl, struct truth *t)
+{
+	uint64_t *counters = calloc(pl->ncounters + 1, sizeof(*counters));
+
+	assert_non_null(counters);
+	for (uint32_t c = 0; c < pl->ncounters; c++)
+		counters[c] = pl->counters[c].what == COUNTS_EDGE ? t->edges[pl->counters[c].id]
+								   : t->blocks[pl->counters[c].id];
+	for (size_t i = 0; i < t->nve; i++)
+		t->ve[i].func = 0;
+	return counters;
+}
+
+static void truth_free(struct truth *t)
+{
+	free(t->edges);
+	free(t->blocks);
+	free(t->ve);
+}
+
 /* Walks the CFG from START (the entry, or any block: entered without a call) until EXIT or
  * until the walk is cut short (an early termination at the current block). */
 static void walk(const struct cfg_func *f, struct truth *t, uint32_t start, uint32_t max)
@@ -186,12 +207,7 @@ static void check_random(enum placement_mode mode, uint64_t seed)
 	t.blocks = calloc(nb, sizeof(*t.blocks));
 	for (run = 0; run < 40; run++)
 		walk(f, &t, rnd(5) ? f->entry_block : rnd(nb), 1 + rnd(60));
-	counters = calloc(pl.ncounters + 1, sizeof(*counters));
-	for (uint32_t c = 0; c < pl.ncounters; c++)
-		counters[c] = pl.counters[c].what == COUNTS_EDGE ? t.edges[pl.counters[c].id]
-								  : t.blocks[pl.counters[c].id];
-	for (size_t i = 0; i < t.nve; i++)
-		t.ve[i].func = 0;
+	counters = true_counters(&pl, &t);
 	assert_int_equal(propagate__func(f, 0, &pl, counters, t.ve, t.nve, &fc), 0);
 	if (pl.funcs[0].status == PLAN_CHORDS) {
 		/* Chords: (ne + 1) - (nv - ncomponents), ncomponents >= 1, nv = nb + 1. */
@@ -225,9 +241,7 @@ static void check_random(enum placement_mode mode, uint64_t seed)
 	func_counts__release(&fc);
 	placement__free(&pl);
 	free(counters);
-	free(t.edges);
-	free(t.blocks);
-	free(t.ve);
+	truth_free(&t);
 	cfg_fixture__free(f);
 }
 
@@ -334,12 +348,7 @@ static void check_random_longjmp(uint64_t seed)
 			v = f->edges[e].to;
 		}
 	}
-	counters = calloc(pl.ncounters + 1, sizeof(*counters));
-	for (uint32_t c = 0; c < pl.ncounters; c++)
-		counters[c] = pl.counters[c].what == COUNTS_EDGE ? t.edges[pl.counters[c].id]
-								  : t.blocks[pl.counters[c].id];
-	for (size_t i = 0; i < t.nve; i++)
-		t.ve[i].func = 0;
+	counters = true_counters(&pl, &t);
 	assert_int_equal(propagate__func(f, 0, &pl, counters, t.ve, t.nve, &fc), 0);
 	if (pl.funcs[0].status == PLAN_CHORDS) {
 		n_chord_plans++;
@@ -363,9 +372,7 @@ static void check_random_longjmp(uint64_t seed)
 	placement__free(&pl);
 	placement__free(&plain);
 	free(counters);
-	free(t.edges);
-	free(t.blocks);
-	free(t.ve);
+	truth_free(&t);
 	cfg_fixture__free(f);
 }
 
@@ -453,12 +460,7 @@ static void check_random_foreign(uint64_t seed)
 			walk(f, &t, rnd(5) ? f->entry_block : rnd(nb), 1 + rnd(60));
 		}
 	}
-	counters = calloc(pl.ncounters + 1, sizeof(*counters));
-	for (uint32_t c = 0; c < pl.ncounters; c++)
-		counters[c] = pl.counters[c].what == COUNTS_EDGE ? t.edges[pl.counters[c].id]
-								  : t.blocks[pl.counters[c].id];
-	for (size_t i = 0; i < t.nve; i++)
-		t.ve[i].func = 0;
+	counters = true_counters(&pl, &t);
 	assert_int_equal(propagate__func(f, 0, &pl, counters, t.ve, t.nve, &fc), 0);
 	assert_int_equal(fc.nforeign, nf);
 	for (b = 0; b < nb; b++)
@@ -479,9 +481,7 @@ static void check_random_foreign(uint64_t seed)
 	func_counts__release(&fc);
 	placement__free(&pl);
 	free(counters);
-	free(t.edges);
-	free(t.blocks);
-	free(t.ve);
+	truth_free(&t);
 	cfg_fixture__free(f);
 }
 
