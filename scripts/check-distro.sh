@@ -30,7 +30,7 @@
 # profile's on every probed block (nops are not probed: see confirm_perf), in the same run,
 # and (2) that run's counts of the function also differ from callgrind's (the function's
 # path depends on the environment; a function that matches callgrind there keeps its
-# differences as silent). perf counts system-wide (-a): counting through inherited events
+# differences as silent). perf counts system-wide (-a, on CPU 0, where the run is pinned): counting through inherited events
 # lost hits in xargs after its children exited (1404 of 2001). The first run's own
 # mechanism (in-process counters) is not checked by this: the same CFG and propagation are.
 # For --lib libc (libc-NAME) the confirming run and its perf probes use a private copy of
@@ -365,7 +365,15 @@ fi
 
 mkdir -p "$OUT"
 IN=$(mktemp -d /tmp/check-distro.XXXXXX)
-trap 'rm -rf "$IN"' EXIT
+# perf probes of confirm_perf (group epconfirmPID) go with the run, even when it is killed;
+# groups a killed earlier run left (its PID gone) are removed: perf refuses an event name
+# that any group already has.
+trap 'perf probe -q -d "epconfirm$$:*" >/dev/null 2>&1 || true; rm -rf "$IN"' EXIT
+if command -v perf >/dev/null 2>&1; then
+	for g in $(perf probe -l 2>/dev/null | grep -o 'epconfirm[0-9]*' | sort -u); do
+		kill -0 "${g#epconfirm}" 2>/dev/null || perf probe -q -d "$g:*" >/dev/null 2>&1 || true
+	done
+fi
 make_inputs
 capture_env
 
@@ -404,7 +412,7 @@ exact_json() { # DATA [LIBFILE]
 # counts in that run differ from callgrind's too. The details are in $OUT/NAME/confirm.txt.
 confirm_perf() { # NAME OBJECT
 	local name=$1 o=$2 d=$OUT/$1 grp funcs addrs=() a rc=0 fn sec=.functions lib=() envx=()
-	local sweep_lib=() loader=()
+	local sweep_lib=() loader=() need
 	grp=epconfirm$$
 	# libc-NAME: the perf probes and the run go on a private copy of libc (same bytes, found
 	# through LD_LIBRARY_PATH): a perf probe on the machine's libc would trap in every process.
@@ -426,22 +434,94 @@ confirm_perf() { # NAME OBJECT
 		sed -n 's/^diff \([^:]*\):.*/\1/p' "$d/edges.txt" 2>/dev/null
 	} | sort -u)
 	[ -n "$funcs" ] || { echo "0 0"; return; }
-	# No perf probe on a nop: kernels from 6.18 turn a uprobe on a 5-byte nop into a call to
-	# a trampoline page (see tests/nop5-never-probed.sh), and one on xargs's 10-byte
-	# `cs nopw` counted 0 where the block ran (its successor, reached only through it or by
-	# jumps that perf counted, says it ran once). Such blocks (loop-alignment padding that
-	# falls through) are left unprobed: confirm.txt says how many of a function's blocks
-	# were, and the function is judged on the blocks that were probed.
-	objdump -d --no-show-raw-insn "$o" | awk '/^ *[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a)
-		m = $2; if (m == "cs" || m == "ds" || m ~ /^data16/) m = $3
-		if (m ~ /^nop/ || ($2 == "xchg" && $3 == "%ax,%ax")) print "0x" a }' >"$d/nops.txt"
+	# Each block is probed at its first instruction that is no nop and that the kernel
+	# takes a uprobe on (the event keeps the block's name): every instruction of a block runs
+	# as often as its first. No perf probe on a nop: kernels from 6.18 turn a uprobe on a
+	# 5-byte nop into a call to a trampoline page (see tests/nop5-never-probed.sh), and one on
+	# xargs's 10-byte `cs nopw` counted 0 where the block ran. Nor on what the kernel refuses
+	# (cfg/decode.c): a VEX or EVEX instruction gets an event that never fires (measured:
+	# libc's __memcpy_avx512_unaligned_erms, `vmovdqu (%rsi),%xmm0` at 0x16d870 counted 0
+	# and the `ret` closing its block 10, in one run of 10 memcpy calls of 20 bytes), a
+	# segment or lock prefix, int3, hlt, in/out. A block with no such instruction is left
+	# unprobed: confirm.txt says how many of a function's blocks were, and the function is
+	# judged on the blocks that were probed.
+	objdump -d "$o" >"$d/objdump.txt"
 	while read -r fn; do
-		while read -r a; do
-			grep -qx "$a" "$d/nops.txt" || addrs+=(-a "$grp:b_${a#0x}=$a")
-		done < <(jq -r --arg f "$fn" "$sec"'[] | select(.name == $f) | .blocks[].addr' \
-			"$d/profile.data")
-	done <<<"$funcs"
-	if [ ${#addrs[@]} -eq 0 ] || [ ${#addrs[@]} -gt 4000 ]; then
+		jq -r --arg f "$fn" "$sec"'[] | select(.name == $f) | .blocks[] | "\(.addr) \(.end)"' \
+			"$d/profile.data"
+	done <<<"$funcs" | sort -u >"$d/confirm.ranges"
+	# perf probe -x takes a raw address as a file offset: equal to the address in a PIE's
+	# text, not in an executable linked at 0x400000 (python3.11: its probes landed 0x400000
+	# past their blocks, inside other instructions, and python died at start).
+	python3 - "$d/objdump.txt" "$d/confirm.ranges" "$o" >"$d/probe-at.txt" <<'PY'
+import bisect, struct, sys
+with open(sys.argv[3], "rb") as elf:
+    head = elf.read(64)
+    phoff, = struct.unpack_from("<Q", head, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+    elf.seek(phoff)
+    ph = elf.read(phentsize * phnum)
+loads = []  # (vaddr, filesz, offset) of PT_LOAD segments
+for k in range(phnum):
+    ptype, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", ph, k * phentsize)
+    if ptype == 1:
+        loads.append((vaddr, filesz, off))
+
+def file_offset(a):
+    for vaddr, filesz, off in loads:
+        if vaddr <= a < vaddr + filesz:
+            return a - vaddr + off
+    sys.exit(f"{a:#x} is in no PT_LOAD segment of {sys.argv[3]}")
+
+insns = []  # (address, bytes, mnemonic) of every instruction start
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if len(f) < 3 or not f[0].strip().endswith(":"):
+        continue
+    try:
+        a = int(f[0].strip()[:-1], 16)
+    except ValueError:
+        continue
+    insns.append((a, [int(x, 16) for x in f[1].split()], f[2].split()))
+starts = [i[0] for i in insns]
+
+def refused(b, m):
+    if not m or m[0].startswith("nop") or m[0] == "xchg" and m[1:2] == ["%ax,%ax"]:
+        return True
+    if m[0] in ("cs", "ds") or m[0].startswith("data16"):
+        return True
+    for x in b[:4]:  # prefixes: segment, lock
+        if x in (0x26, 0x2E, 0x36, 0x3E, 0xF0):
+            return True
+        if x not in (0x64, 0x65, 0x66, 0x67, 0xF2, 0xF3):
+            break
+    for k, x in enumerate(b[:4]):  # VEX, EVEX, XOP
+        if x in (0x64, 0x65, 0x67):
+            continue
+        if x in (0xC4, 0xC5, 0x62) or (x == 0x8F and k + 1 < len(b) and b[k + 1] & 0x38):
+            return True
+        break
+    return b[0] in (0xCC, 0xCD, 0xCE, 0xF1, 0xF4, 0xCF, 0xCA, 0xCB, 0xEA, 0x9A) or \
+        0xE4 <= b[0] <= 0xE7 or 0xEC <= b[0] <= 0xEF
+
+for line in open(sys.argv[2]):
+    lo, hi = (int(x, 16) for x in line.split())
+    k = bisect.bisect_left(starts, lo)
+    while k < len(insns) and insns[k][0] < hi and refused(insns[k][1], insns[k][2]):
+        k += 1
+    if k < len(insns) and insns[k][0] < hi:
+        print(f"{lo:#x} {file_offset(insns[k][0]):#x}")
+PY
+	while read -r a pa; do
+		addrs+=(-a "$grp:b_${a#0x}=$pa")
+	done <"$d/probe-at.txt"
+	[ ${#addrs[@]} -gt 0 ] || { echo "0 0"; return; }
+	# perf stat opens every event on every CPU it counts, a file descriptor each (python3.11:
+	# 9,693 probed blocks in 54 functions, 20,386 on 2 CPUs against a hard limit of 20,000
+	# here): the run is pinned to CPU 0 (children inherit it) and counted there only.
+	need=$((${#addrs[@]} / 2 + 1000))
+	if [ "$(ulimit -n)" -lt "$need" ] && ! ulimit -n "$need" 2>/dev/null; then
+		echo "confirm: $((${#addrs[@]} / 2)) perf probes need $need file descriptors, the limit is $(ulimit -Hn)" >"$d/confirm.txt"
 		echo "0 0"
 		return
 	fi
@@ -455,7 +535,7 @@ confirm_perf() { # NAME OBJECT
 			return
 		fi
 	done
-	perf stat -a -x, -o "$d/perf.txt" -e "$grp:*" -- env -i "${CLIENT_ENV[@]}" "${envx[@]}" \
+	perf stat -a -C 0 -x, -o "$d/perf.txt" -e "$grp:*" -- taskset -c 0 env -i "${CLIENT_ENV[@]}" "${envx[@]}" \
 		"${loader[@]}" "$EDGEPROF" run --probes uprobe "${lib[@]}" -o "$d/confirm.data" -- "$WL_BIN" \
 		"${WL_ARGS[@]}" <"$WL_STDIN" >/dev/null 2>>"$d/confirm.log" || rc=$?
 	perf probe -q -d "$grp:*" >/dev/null 2>&1 || true
