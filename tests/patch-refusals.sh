@@ -11,7 +11,8 @@
 # then int3 bytes, where the file has other bytes) and checked against the symbols of the
 # shapes (from nm, not from edgeprof's analysis):
 #   - no window overlaps the 2-byte block pf_short_inc;
-#   - no window holds pf_mid_in (the jump target) but at its start;
+#   - no window holds pf_mid_in (the jump target) but at its start, and pf_mid has block
+#     counters with pf_mid_in as its one foreign entry;
 #   - -p: no window holds pr_fault_at (the signal frame's resume point) but at its start;
 #   - the sites at pf_flags_b and pf_redzone_b (flags live) are `patch-flags` where patched;
 #   - the program's own check of every result says 0 errors (flags and red zone survived);
@@ -151,9 +152,14 @@ if bad:
     errs.append(f"a window over the 2-byte block pf_short_inc ({a:#x}): {bad}")
 if inside(sym["pf_mid_in"]):
     errs.append(f"a window holds the jump target pf_mid_in: {inside(sym['pf_mid_in'])}")
+# pf_mid, which another function jumps into, gets block counters (its counts are checked
+# against callgrind below) and names the entry from outside as a foreign entry.
 mid = next((f for f in p["functions"] if f["name"] == "pf_mid"), None)
-if not mid or mid["status"] != "excluded":
-    errs.append("pf_mid, which another function jumps into, is not excluded")
+if not mid or mid["status"] != "naive" or (p["placement"]["mode"] != "naive" and
+                                           "runs into its code" not in (mid["reason"] or "")):
+    errs.append(f"pf_mid, which another function jumps into, is not counted with block counters: {mid and (mid['status'], mid['reason'])}")
+elif [int(x["block"], 16) for x in mid.get("foreign_entries") or []] != [sym["pf_mid_in"]]:
+    errs.append(f"pf_mid's foreign entries are {mid.get('foreign_entries')}, not pf_mid_in ({sym['pf_mid_in']:#x})")
 if attach and inside(sym["pr_fault_at"]):
     errs.append(f"a window holds pr_fault_at, where a signal frame resumes: {inside(sym['pr_fault_at'])}")
 if len(wins) < 10:
