@@ -285,6 +285,25 @@ elif ! [ -s "$tmp/verbose.err" ] || grep -qv '^edgeprof: ' "$tmp/verbose.err"; t
 	fail "-v: expected 'edgeprof: ' lines on stderr, got: $(head -2 "$tmp/verbose.err")"
 fi
 
+# --- a function another function runs into names where (tests/programs/runs_off.c: ro_a's
+# jg into ro_b's tail); the target is read from objdump, not from edgeprof ---
+if gcc -O2 -o "$tmp/runs_off" tests/programs/runs_off.c 2>"$tmp/runs_off.cc"; then
+	tgt=$(objdump -d "$tmp/runs_off" | awk '/<ro_a>:/ { on = 1 } on && $0 ~ /\tjg / { print "0x" $(NF - 1); exit }')
+	if ok foreign cfg "$tmp/runs_off" ro_b; then
+		grep -q "entered by another function's code at $tgt\$" "$tmp/foreign.out" ||
+			fail "cfg ro_b does not name $tgt (ro_a's jump target): $(grep entered "$tmp/foreign.out")"
+	fi
+	if ok foreignjson cfg "$tmp/runs_off" ro_b --json; then
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["functions"][0] if "functions" in d else d
+sys.exit(0 if f.get("foreign_entries") == [sys.argv[2]] else "foreign_entries %s" % f.get("foreign_entries"))' \
+			"$tmp/foreignjson.out" "$tgt" || fail "cfg --json ro_b: foreign_entries is not [$tgt]"
+	fi
+else
+	fail "cannot build tests/programs/runs_off.c: $(head -2 "$tmp/runs_off.cc")"
+fi
+
 # --- a stripped copy still works (functions from .eh_frame) ---
 strip -o "$tmp/prog.stripped" "$BIN"
 if ok stripped cfg "$tmp/prog.stripped"; then

@@ -322,6 +322,12 @@ int cfg_report__func(const struct cfg_report *r, const struct cfg_func *f,
 	else if (f->flags & CFG_FUNC_RUNS_OFF)
 		fprintf(r->out, "  runs off its end into other code at %s\n",
 			jout_addr(h, f->bad_addr));
+	if (f->nforeign) {
+		fprintf(r->out, "  entered by another function's code at");
+		for (uint32_t i = 0; i < f->nforeign; i++)
+			fprintf(r->out, " %s", jout_addr(h, f->blocks[f->foreign[i]].start));
+		fprintf(r->out, "\n");
+	}
 	fprintf(r->out, "  shape    %" PRIu32 " blocks, %" PRIu32 " edges, %" PRIu32
 		" instructions", f->nblocks, f->nedges, f->ninsns);
 	if (fi && fi->analyzed)
@@ -684,6 +690,13 @@ static json_t *json_func(const struct cfg_report *r, const struct cfg_func *f,
 	for (uint32_t i = 0; i < f->nunresolved; i++)
 		jout_push(unres, jout_hex(f->unresolved[i]), &err);
 	jout_set(o, "unresolved", unres, &err);
+	if (f->nforeign) {
+		json_t *fe = json_array();
+
+		for (uint32_t i = 0; i < f->nforeign; i++)
+			jout_push(fe, jout_hex(f->blocks[f->foreign[i]].start), &err);
+		jout_set(o, "foreign_entries", fe, &err);
+	}
 	if (err) {
 		json_decref(o);
 		return NULL;
