@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
+# shellcheck source=tests/support/attach-windows.sh
+source tests/support/attach-windows.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 WINDOWS=${WINDOWS:-3}
 
@@ -63,6 +65,12 @@ print(f"{rounds} rounds, {p['run']['virtual_edges']} virtual edges")
 PYEOF_hs_cw
 }
 
+# window_hook W: the install patched sw_pick's entry ($pick) with the 2-byte window.
+window_hook() {
+	grep -q "site $pick: a short window of 2 bytes" "$tmp/err" ||
+		WHY="window $1: sw_pick's entry ($pick) was not patched with the 2-byte window the held thread leaves"
+}
+
 for b in gcc:-O2 clang:-O2; do
 	cc=${b%%:*} opt=${b#*:}
 	bin="$tmp/held_short_${cc}${opt}"
@@ -75,48 +83,11 @@ for b in gcc:-O2 clang:-O2; do
 	pick=$(printf '%#x' "0x$pick")
 	for threads in 1 3; do
 		name="$cc $opt, $threads threads"
-		rm -f "$tmp/in"
-		mkfifo "$tmp/in"
-		"$bin" "$threads" <"$tmp/in" >"$tmp/out" 2>&1 &
-		tpid=$!
-		started+=("$tpid")
-		exec 7>"$tmp/in"
-		sleep 0.2
-		why=
-		for ((w = 1; w <= WINDOWS; w++)); do
-			if ! timeout -k 5 120 "$EDGEPROF" -v -v -p "$tpid" -d 0.2 --probes auto \
-				--placement naive -o "$tmp/w.data" 2>"$tmp/err"; then
-				if [ "$checks" = 0 ] && [ "$w" = 1 ] &&
-					! "$EDGEPROF" run -o "$tmp/true.data" -- true 2>"$tmp/bpf-err"; then
-					skip_if_no_bpf "$tmp/bpf-err"
-				fi
-				why="window $w: edgeprof failed: $(grep -v debug: "$tmp/err" | tail -n 2)"
-				break
-			fi
-			if ! grep -q "site $pick: a short window of 2 bytes" "$tmp/err"; then
-				why="window $w: sw_pick's entry ($pick) was not patched with the 2-byte window the held thread leaves"
-				break
-			fi
-			if ! msg=$(check_window "$tmp/w.data" "$threads" 2>&1); then
-				why="window $w: $msg"
-				break
-			fi
-			if ! err=$(text_intact "$tpid" "$bin" 2>&1); then
-				why="window $w: code differs from the file after the detach: $err"
-				break
-			fi
-		done
-		echo >&7
-		exec 7>&-
-		wait "$tpid"
-		rc=$?
-		[ -n "$why" ] || [ $rc = 0 ] || why="the program exited $rc"
-		[ -n "$why" ] || [ "$(cat "$tmp/out")" = "$native" ] ||
-			why="the program's output: $(head -c 200 "$tmp/out"), natively: $native"
-		if [ -z "$why" ]; then
-			ok "$name: $WINDOWS windows patch sw_pick's entry with the 2-byte window and conserve flow (last: $msg)"
+		attach_windows "$bin" "$threads" auto "$native"
+		if [ -z "$WHY" ]; then
+			ok "$name: $WINDOWS windows patch sw_pick's entry with the 2-byte window and conserve flow (last: $MSG)"
 		else
-			bad "$name: $why"
+			bad "$name: $WHY"
 		fi
 	done
 done

@@ -23,6 +23,8 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
+# shellcheck source=tests/support/attach-windows.sh
+source tests/support/attach-windows.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 WINDOWS=${WINDOWS:-2}
 
@@ -76,6 +78,12 @@ PYEOF_cw
 
 caught=0
 holds=0
+# window_hook W: counts the thread holds of the window and those that caught a thread inside
+# a longjmp (run on until it landed).
+window_hook() {
+	holds=$((holds + 2 * threads))
+	caught=$((caught + $(grep -c 'held inside a longjmp: landed' "$tmp/err")))
+}
 for b in gcc:-O2 clang:-O2; do
 	cc=${b%%:*} opt=${b#*:}
 	bin="$tmp/longjmp_spin_${cc}${opt}"
@@ -87,49 +95,12 @@ for b in gcc:-O2 clang:-O2; do
 	for probes in auto uprobe; do
 		for threads in 1 3; do
 			name="$cc $opt, $probes, $threads threads"
-			rm -f "$tmp/in"
-			mkfifo "$tmp/in"
-			"$bin" "$threads" <"$tmp/in" >"$tmp/out" 2>&1 &
-			tpid=$!
-			started+=("$tpid")
-			exec 7>"$tmp/in"
-			sleep 0.2
 			t0=$(date +%s.%N)
-			why=
-			for ((w = 1; w <= WINDOWS; w++)); do
-				if ! timeout -k 5 120 "$EDGEPROF" -v -v -p "$tpid" -d 0.2 --probes "$probes" \
-					--placement naive -o "$tmp/w.data" 2>"$tmp/err"; then
-					# BPF unavailable: the whole test is skipped (a failure with CI=true).
-					# Asked of a quiet run: the -v -v log names BPF on every line.
-					if [ "$checks" = 0 ] && [ "$w" = 1 ] &&
-						! "$EDGEPROF" run -o "$tmp/true.data" -- true 2>"$tmp/bpf-err"; then
-						skip_if_no_bpf "$tmp/bpf-err"
-					fi
-					why="window $w: edgeprof failed: $(grep -v debug: "$tmp/err" | tail -n 2)"
-					break
-				fi
-				holds=$((holds + 2 * threads))
-				caught=$((caught + $(grep -c 'held inside a longjmp: landed' "$tmp/err")))
-				if ! msg=$(check_window "$tmp/w.data" "$threads" 2>&1); then
-					why="window $w: $msg"
-					break
-				fi
-				if ! err=$(text_intact "$tpid" "$bin" 2>&1); then
-					why="window $w: code differs from the file after the detach: $err"
-					break
-				fi
-			done
-			echo >&7
-			exec 7>&-
-			wait "$tpid"
-			rc=$?
-			[ -n "$why" ] || [ $rc = 0 ] || why="the program exited $rc"
-			[ -n "$why" ] || [ "$(cat "$tmp/out")" = "$native" ] ||
-				why="the program's output: $(head -c 200 "$tmp/out"), natively: $native"
-			if [ -z "$why" ]; then
-				ok "$name: $WINDOWS windows conserve flow and fit the program (last: $msg; $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s)"
+			attach_windows "$bin" "$threads" "$probes" "$native"
+			if [ -z "$WHY" ]; then
+				ok "$name: $WINDOWS windows conserve flow and fit the program (last: $MSG; $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s)"
 			else
-				bad "$name: $why"
+				bad "$name: $WHY"
 			fi
 		done
 	done
