@@ -1,7 +1,7 @@
 /*
  * The counting seam. A session plans its counting sites once; each site's class (enum
  * insn_probe_class) says which mechanism counts it: a uprobe (stepped, emulated, nop5: the
- * kernel traps and a BPF program counts into per-CPU maps, user/count/uprobe_backend.c) or an
+ * kernel traps and a BPF program counts into a BPF array map, user/count/uprobe_backend.c) or an
  * in-process counter (patch, patch-flags: a jump written into the target's code to a
  * trampoline that increments a counter in memory shared with edgeprof,
  * user/count/patch_backend.c). Each mechanism is a backend behind struct count_ops, in the

@@ -1,7 +1,7 @@
 /*
  * Loading, attaching and reading the BPF counting program (see probes.h): the skeleton of
- * bpf/edgeprof.bpf.c, one uprobe-multi link per binary, the pids map, and the per-CPU counters
- * summed on read. libbpf's own messages go to the log at -v / -vv; each failure is reported
+ * bpf/edgeprof.bpf.c, one uprobe-multi link per binary, the pids map, and the counters (a
+ * plain array map, added to atomically). libbpf's own messages go to the log at -v / -vv; each failure is reported
  * here once, as one line saying what failed and why.
  */
 #include "user/count/probes.h"
@@ -706,10 +706,9 @@ int probes__remove_pid(struct probes *p, int pid)
 	return 0;
 }
 
-/* One lookup per counter: the fallback for kernels without batch lookups on per-CPU arrays
- * (ALL), or (!ALL) the counters a probe can increment when they are few (the others are 0). */
-static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals, int ncpu,
-			   bool all)
+/* One lookup per counter: the fallback for kernels without batch lookups on arrays (ALL), or
+ * (!ALL) the counters a probe can increment when they are few (the others are 0). */
+static int read_one_by_one(struct probes *p, uint64_t *counters, bool all)
 {
 	for (uint32_t k = 0; k < p->ncounters; k++) {
 		int err;
@@ -718,16 +717,12 @@ static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals,
 			counters[k] = 0;
 			continue;
 		}
-		err = bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), vals,
-					   sizeof(*vals) * ncpu, 0);
-
+		err = bpf_map__lookup_elem(p->skel->maps.counters, &k, sizeof(k), &counters[k],
+					   sizeof(counters[k]), 0);
 		if (err) {
 			pr_err("cannot read BPF counter %u: %s", k, strerror(-err));
 			return err;
 		}
-		counters[k] = 0;
-		for (int c = 0; c < ncpu; c++)
-			counters[k] += vals[c];
 	}
 	return 0;
 }
@@ -735,18 +730,13 @@ static int read_one_by_one(struct probes *p, uint64_t *counters, uint64_t *vals,
 int probes__read(struct probes *p, uint64_t *counters)
 {
 	int fd = bpf_map__fd(p->skel->maps.counters);
-	int ncpu = libbpf_num_possible_cpus();
 	uint32_t *keys = NULL, in_key = 0, out_key = 0, done = 0;
 	uint64_t *vals = NULL;
 	bool first = true;
 	int err = 0;
 
-	if (ncpu <= 0) {
-		pr_err("cannot count the CPUs: %s", strerror(-ncpu));
-		return ncpu < 0 ? ncpu : -EINVAL;
-	}
 	keys = calloc(PROBES_READ_CHUNK, sizeof(*keys));
-	vals = calloc((size_t)PROBES_READ_CHUNK * ncpu, sizeof(*vals));
+	vals = calloc(PROBES_READ_CHUNK, sizeof(*vals));
 	if (!keys || !vals) {
 		pr_err("out of memory");
 		err = -ENOMEM;
@@ -755,7 +745,7 @@ int probes__read(struct probes *p, uint64_t *counters)
 	/* Counters in process (the patch backend) have BPF counters no probe increments: a
 	 * batch lookup of all 52,908 of a sqlite3 plan takes 25 ms, the 55 a probe names 0.1 ms. */
 	if (p->nused < p->ncounters / PROBES_SPARSE_READ) {
-		err = read_one_by_one(p, counters, vals, ncpu, false);
+		err = read_one_by_one(p, counters, false);
 		goto out;
 	}
 	while (done < p->ncounters) {
@@ -769,20 +759,15 @@ int probes__read(struct probes *p, uint64_t *counters)
 			if (first) {
 				pr_debug("batch lookup failed (%s), reading one by one",
 					 strerror(-err));
-				err = read_one_by_one(p, counters, vals, ncpu, true);
+				err = read_one_by_one(p, counters, true);
 			} else {
 				pr_err("cannot read the BPF counters: %s", strerror(-err));
 			}
 			goto out;
 		}
-		for (__u32 i = 0; i < cnt; i++) {
-			uint64_t sum = 0;
-
-			for (int c = 0; c < ncpu; c++)
-				sum += vals[(size_t)i * ncpu + c];
+		for (__u32 i = 0; i < cnt; i++)
 			if (keys[i] < p->ncounters)
-				counters[keys[i]] = sum;
-		}
+				counters[keys[i]] = vals[i];
 		done += cnt;
 		first = false;
 		in_key = out_key;
