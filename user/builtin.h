@@ -24,7 +24,9 @@
 	X(calibrate, "measure what a probe hit costs on this machine")                           \
 	X(static, "estimate a static profile (Wu-Larus) of a binary without running it")          \
 	X(compare, "compare a profile with the static estimate: Wall's matching scores")          \
-	X(calibrate_heuristics, "measure the branch heuristics' hit rates on your profiles")
+	X(calibrate_heuristics, "measure the branch heuristics' hit rates on your profiles")  \
+	X(merge, "add up profiles of the same build into one")                                   \
+	X(diff, "show the functions and blocks whose counts differ between two profiles")
 
 #define EDGEPROF_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 EDGEPROF_COMMANDS(EDGEPROF_DECLARE_CMD)

@@ -39,8 +39,8 @@ static void print_usage(FILE *out)
 		"function's control-flow graph, of a program it starts or of a running process:\n"
 		"increments written into the running process where that is proven safe, eBPF\n"
 		"uprobes elsewhere (no file is changed). It shows those graphs, estimates profiles\n"
-		"statically (Wu-Larus) and compares them with measured ones, and derives average\n"
-		"times and their variance (Sarkar).\n"
+		"statically (Wu-Larus) and compares them with measured ones, derives average\n"
+		"times and their variance (Sarkar), and adds up and compares profiles.\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

@@ -991,16 +991,6 @@ static void write_body(struct writer *w, const struct totals *t)
 }
 
 /* Syncs directory DIR so the rename is durable (best effort). */
-static void sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* Writes the whole profile of IN to W->out (open); records the first failure in W. */
 static void write_all(struct writer *w, const struct profile_input *in, struct totals *t)
 {
@@ -1025,140 +1015,41 @@ static void write_all(struct writer *w, const struct profile_input *in, struct t
 	fputs(in->nlibs ? "]}\n" : "}\n", w->out);
 }
 
-/* In place, through descriptor FD (owned): a device, a FIFO, or a descriptor of ours. */
-static int write_in_place(struct writer *w, const struct profile_input *in, struct totals *t,
-			  int fd)
+/* A checked profile to write: its writer and the totals check_input found. */
+struct checked {
+	struct writer w;
+	struct totals t;
+};
+
+/* profile_dest__write's filler: the whole profile (a struct checked) into OUT. */
+static int fill_profile(FILE *out, void *ctx, char *msg, size_t size)
 {
-	w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!w->out) {
-		if (fd >= 0)
-			close(fd);
-		return wfail(w, -errno, "%s", strerror(errno));
-	}
-	errno = 0;
-	write_all(w, in, t);
-	if (!w->err && (fflush(w->out) || ferror(w->out)))
-		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
-	/* A regular file behind a descriptor is synced; a device or pipe cannot be. */
-	if (!w->err && fsync(fileno(w->out)) && errno != EINVAL && errno != EROFS &&
-	    errno != ENOTSUP)
-		wfail(w, -errno, "fsync: %s", strerror(errno));
-	if (fclose(w->out) && !w->err)
-		wfail(w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	struct checked *c = ctx;
+	struct writer *w = &c->w;
+
+	w->out = out;
+	write_all(w, w->in, &c->t);
 	w->out = NULL;
+	if (w->err)
+		snprintf(msg, size, "%s", w->msg);
 	return w->err;
 }
 
 int profile__write(const char *path, const struct profile_input *in)
 {
-	struct writer w = { .path = path, .in = in };
-	struct totals t = { 0 };
-	struct profile_dest d;
-	char *tmp = NULL, *final = NULL;
-	unsigned uid;
-	long gid;
-	mode_t mask;
-	int fd = -1;
+	struct checked c = { .w = { .path = path, .in = in } };
 
 	if (!path || !in || !in->prog || !in->pl || !in->costs ||
 	    (in->prog->nfuncs && !in->counts)) {
 		pr_err("'%s': cannot write the profile: incomplete input", path ? path : "");
 		return -EINVAL;
 	}
-	if (check_input(&w, &t))
-		goto fail;
-	/* Resolved now, as it is at this moment (reported in one line). */
-	if ((fd = profile_dest__resolve(path, &d)) != 0)
-		return fd;
-	if (d.kind == PROFILE_DEST_FD) {
-		fd = fcntl(d.fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			wfail(&w, -errno, "descriptor %d: %s", d.fd, strerror(errno));
-		else if (write_in_place(&w, in, &t, fd) == 0)
-			return 0;
-		fd = -1;
-		goto fail;
+	/* Inconsistent input is refused before the destination is touched. */
+	if (check_input(&c.w, &c.t)) {
+		pr_err("'%s': cannot write the profile: %s", path, c.w.msg);
+		return c.w.err;
 	}
-	if (d.kind == PROFILE_DEST_STREAM) {
-		/* Blocks on a FIFO until it has a reader, as a shell redirection does. */
-		fd = open(d.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0)
-			wfail(&w, -errno, "%s", strerror(errno));
-		else if (write_in_place(&w, in, &t, fd) == 0)
-			return 0;
-		fd = -1;
-		goto fail;
-	}
-	if (asprintf(&final, "%s%s%s", d.dir, strcmp(d.dir, "/") ? "/" : "", d.name) < 0 ||
-	    asprintf(&tmp, "%s.tmp.XXXXXX", final) < 0) {
-		tmp = NULL;
-		wfail(&w, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-
-		free(tmp);
-		tmp = NULL;
-		wfail(&w, -e, "cannot create a temporary file: %s", strerror(e));
-		goto fail;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask)) {
-		wfail(&w, -errno, "%s", strerror(errno));
-		goto fail;
-	}
-	/* Under sudo the profile is the invoking user's, as if they had written it. */
-	if (profile_dest__sudo_owner(&uid, &gid) &&
-	    fchown(fd, (uid_t)uid, gid < 0 ? (gid_t)-1 : (gid_t)gid))
-		pr_warn("'%s': cannot give the profile to user %u (SUDO_UID): %s", path, uid,
-			strerror(errno));
-	w.out = fdopen(fd, "w");
-	if (!w.out) {
-		wfail(&w, -errno, "%s", strerror(errno));
-		goto fail;
-	}
-	fd = -1;
-	errno = 0;
-	write_all(&w, in, &t);
-	if (w.err)
-		goto fail;
-	if (fflush(w.out) || ferror(w.out)) {
-		wfail(&w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
-		goto fail;
-	}
-	if (fsync(fileno(w.out))) {
-		wfail(&w, -errno, "fsync: %s", strerror(errno));
-		goto fail;
-	}
-	if (fclose(w.out)) {
-		w.out = NULL;
-		wfail(&w, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
-		goto fail;
-	}
-	w.out = NULL;
-	if (rename(tmp, final)) {
-		wfail(&w, -errno, "cannot replace the file: %s", strerror(errno));
-		goto fail;
-	}
-	free(tmp);
-	free(final);
-	sync_dir(d.dir);
-	return 0;
-fail:
-	if (w.out)
-		fclose(w.out);
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	free(final);
-	pr_err("'%s': cannot write the profile: %s", path, w.msg);
-	return w.err ? w.err : -EIO;
+	return profile_dest__write(path, "the profile", fill_profile, &c);
 }
 
 /* ---- reading -------------------------------------------------------------------------- */

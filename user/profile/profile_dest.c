@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,4 +367,143 @@ bool profile_dest__sudo_owner(unsigned *uid, long *gid)
 			*gid = (long)g;
 	}
 	return true;
+}
+
+static void sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* The first failure of a write: its negative errno and message. */
+struct dest_err {
+	int err;
+	char msg[256];
+};
+
+static void dfail(struct dest_err *e, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void dfail(struct dest_err *e, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->err)
+		return;
+	e->err = err;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Fills OUT through FILL and flushes it; records the first failure in E. */
+static void fill_out(FILE *out, profile_dest_fill_fn fill, void *ctx, struct dest_err *e)
+{
+	char msg[256] = "";
+	int err;
+
+	errno = 0;
+	err = fill(out, ctx, msg, sizeof(msg));
+	if (err)
+		dfail(e, err, "%s", msg[0] ? msg : strerror(-err));
+	else if (fflush(out) || ferror(out))
+		dfail(e, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+}
+
+/* In place, through descriptor FD (owned): a device, a FIFO, or a descriptor of ours. */
+static void write_in_place(int fd, profile_dest_fill_fn fill, void *ctx, struct dest_err *e)
+{
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!out) {
+		dfail(e, -errno, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fill_out(out, fill, ctx, e);
+	/* A regular file behind a descriptor is synced; a device or pipe cannot be. */
+	if (!e->err && fsync(fileno(out)) && errno != EINVAL && errno != EROFS &&
+	    errno != ENOTSUP)
+		dfail(e, -errno, "fsync: %s", strerror(errno));
+	if (fclose(out) && !e->err)
+		dfail(e, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+}
+
+int profile_dest__write(const char *path, const char *what, profile_dest_fill_fn fill,
+			void *ctx)
+{
+	struct dest_err e = { 0 };
+	struct profile_dest d;
+	char *tmp = NULL, *final = NULL;
+	FILE *out = NULL;
+	unsigned uid;
+	long gid;
+	mode_t mask;
+	int fd;
+
+	/* Resolved now, as it is at this moment (reported in one line). */
+	if ((fd = profile_dest__resolve(path, &d)) != 0)
+		return fd;
+	if (d.kind == PROFILE_DEST_FD || d.kind == PROFILE_DEST_STREAM) {
+		/* A FIFO blocks until it has a reader, as a shell redirection does. */
+		fd = d.kind == PROFILE_DEST_FD ? fcntl(d.fd, F_DUPFD_CLOEXEC, 3)
+					       : open(d.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			dfail(&e, -errno, "%s", strerror(errno));
+		else
+			write_in_place(fd, fill, ctx, &e);
+		goto done;
+	}
+	if (asprintf(&final, "%s%s%s", d.dir, strcmp(d.dir, "/") ? "/" : "", d.name) < 0 ||
+	    asprintf(&tmp, "%s.tmp.XXXXXX", final) < 0) {
+		tmp = NULL;
+		dfail(&e, -ENOMEM, "out of memory");
+		goto done;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		dfail(&e, -errno, "cannot create a temporary file: %s", strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto done;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask)) {
+		dfail(&e, -errno, "%s", strerror(errno));
+		close(fd);
+		goto done;
+	}
+	/* Under sudo the file is the invoking user's, as if they had written it. */
+	if (profile_dest__sudo_owner(&uid, &gid) &&
+	    fchown(fd, (uid_t)uid, gid < 0 ? (gid_t)-1 : (gid_t)gid))
+		pr_warn("'%s': cannot give %s to user %u (SUDO_UID): %s", path, what, uid,
+			strerror(errno));
+	out = fdopen(fd, "w");
+	if (!out) {
+		dfail(&e, -errno, "%s", strerror(errno));
+		close(fd);
+		goto done;
+	}
+	fill_out(out, fill, ctx, &e);
+	if (!e.err && fsync(fileno(out)))
+		dfail(&e, -errno, "fsync: %s", strerror(errno));
+	if (fclose(out) && !e.err)
+		dfail(&e, errno ? -errno : -EIO, "write error: %s", strerror(errno ? errno : EIO));
+	if (!e.err && rename(tmp, final))
+		dfail(&e, -errno, "cannot replace the file: %s", strerror(errno));
+	if (!e.err)
+		sync_dir(d.dir);
+done:
+	if (e.err && tmp)
+		unlink(tmp);
+	free(tmp);
+	free(final);
+	if (e.err)
+		pr_err("'%s': cannot write %s: %s", path, what, e.msg);
+	return e.err;
 }

@@ -15,6 +15,8 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 enum profile_dest_kind {
 	PROFILE_DEST_FILE = 0, /* atomic: a temporary file in DIR renamed to DIR/NAME */
@@ -45,5 +47,19 @@ int profile_dest__check(const char *path);
  * SUDO_GID is unset) into *UID and *GID, true; false otherwise. A file edgeprof creates for
  * the user is given to them. */
 bool profile_dest__sudo_owner(unsigned *uid, long *gid);
+
+/* Fills OUT (open for writing) with the document; returns 0, or a negative errno with a
+ * message (no newline) in MSG of SIZE bytes. Write errors of OUT itself are found later. */
+typedef int (*profile_dest_fill_fn)(FILE *out, void *ctx, char *msg, size_t size);
+
+/* Writes a document to PATH, resolved as it is at this moment by profile_dest__resolve:
+ * a file atomically (a temporary file in its directory, filled by FILL, flushed and
+ * fsync'ed, given to the invoking user under sudo, renamed over the name, the directory
+ * fsync'ed), a device, FIFO or descriptor in place. On failure a temporary file is removed,
+ * the file is left as it was, one line "'PATH': cannot write WHAT: why" is reported with
+ * pr_err (WHAT names the document: "the profile") and a negative errno is returned; 0 on
+ * success. */
+int profile_dest__write(const char *path, const char *what, profile_dest_fill_fn fill,
+			void *ctx);
 
 #endif
