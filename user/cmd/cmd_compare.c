@@ -20,6 +20,7 @@
 #include "user/util/json_out.h"
 #include "user/util/log.h"
 #include "user/profile/profile.h"
+#include "user/profile/profile_binary.h"
 #include "user/session/run_weights.h"
 #include "user/report/static_eval.h"
 #include "user/count/patch_sites.h"
@@ -403,7 +404,7 @@ int cmd_compare(int argc, char **argv)
 	struct probs_ctx pctx = { 0 };
 	struct results *r = calloc(1, sizeof(*r));
 	const char *binary;
-	bool built = false, opened = false;
+	bool opened = false;
 	int ret = EXIT_INPUT, err;
 
 	if (!r)
@@ -419,22 +420,9 @@ int cmd_compare(int argc, char **argv)
 	if (profile__read(o.profile, &p))
 		goto out;
 	binary = o.binary ? o.binary : p.binary_path;
-	if (!binary || !*binary) {
-		pr_err("'%s': the profile names no binary; give it as BINARY", o.profile);
+	if (profile_binary__open(&p, o.profile, o.binary, &img, &prog))
 		goto out;
-	}
-	if (elf_image__open(&img, binary)) {
-		pr_lib_err(binary, "cannot open");
-		goto out;
-	}
 	opened = true;
-	if (profile__check_build_id(&p, img.build_id))
-		goto out;
-	if (cfg_program__build(&prog, &img, NULL)) {
-		pr_lib_err(binary, "cannot build the control-flow graph");
-		goto out;
-	}
-	built = true;
 	if (dyn_profile__match(&dp, &p, &prog))
 		goto out;
 	pctx.dp = &dp;
@@ -499,10 +487,8 @@ out:
 	dyn_profile__free(&dp);
 	static_profile__free(&sp);
 	static_profile__free(&est);
-	if (built)
-		cfg_program__free(&prog);
 	if (opened)
-		elf_image__close(&img);
+		profile_binary__close(&img, &prog);
 	profile__release(&p);
 	if (r) {
 		free(r->pc[PC_SITES].func_ns);

@@ -1,0 +1,125 @@
+/*
+ * `edgeprof export --format bolt [-o FILE] [PROFILE] [BINARY]`: a profile in a form another
+ * tool reads; today BOLT's fdata (user/export/bolt_fdata.h), from the binary's CFG and the
+ * profile's counts, written atomically.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg.h"
+#include "cfg/elf_image.h"
+#include "user/builtin.h"
+#include "user/export/bolt_fdata.h"
+#include "user/profile/profile.h"
+#include "user/profile/profile_binary.h"
+#include "user/profile/profile_dest.h"
+#include "user/util/log.h"
+
+static const char export_usage[] =
+	"usage: edgeprof export --format bolt [-o FILE] [PROFILE] [BINARY]\n"
+	"\n"
+	"Writes PROFILE (default ./" PROFILE_DEFAULT_PATH ") in a format another tool reads:\n"
+	"  bolt   BOLT's fdata text for `llvm-bolt -data=FILE`, as a binary instrumented by\n"
+	"         `llvm-bolt -instrument` writes it: a record per branch, fall-through and call\n"
+	"         with its exact count (\"1 F OFF 1 G OFF 0 COUNT\", offsets in hex from the\n"
+	"         function's start, BOLT's names: \"name/N\" for local symbols, \"name@PLT\"), and\n"
+	"         \"0 [unknown] 0 1 F 0 0 COUNT\" for entries no recorded call explains (calls\n"
+	"         from outside the binary, and indirect calls, whose targets edgeprof does not\n"
+	"         record). Records whose count is unknown (edges of functions counted by block\n"
+	"         only) and functions with violations are left out, and a line on stderr says\n"
+	"         how many. BOLT needs the binary linked\n"
+	"         with -Wl,--emit-relocs (or -q) to reorder it.\n"
+	"\n"
+	"  BINARY           the profiled binary (default: the path recorded in the profile);\n"
+	"                   its build-id must match\n"
+	"  -f, --format F   bolt (required)\n"
+	"  -o, --output FILE  where it goes (default: standard output); a file is written\n"
+	"                   atomically\n"
+	"  -h, --help       show this help\n";
+
+struct bolt_ctx {
+	const struct profile *p;
+	const struct cfg_program *prog;
+	const struct elf_image *img;
+	struct bolt_fdata_stats st;
+};
+
+static int fill_bolt(FILE *out, void *ctx, char *msg, size_t size)
+{
+	struct bolt_ctx *c = ctx;
+	int err = bolt_fdata__write(out, c->p, c->prog, c->img, &c->st);
+
+	if (err)
+		snprintf(msg, size, "%s", err == -ENOMEM ? "out of memory" : "write error");
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *out = "-", *file = PROFILE_DEFAULT_PATH;
+	struct profile p = { 0 };
+	struct elf_image img;
+	struct cfg_program prog;
+	bool opened = false;
+	struct bolt_ctx c = { 0 };
+	int opt, status = EXIT_INPUT;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			fputs(export_usage, stdout);
+			return EXIT_OK;
+		default:
+			return getopt_error("export", opt, argv);
+		}
+	}
+	if (!format)
+		return usage_error("export", "no format (--format bolt)");
+	if (strcmp(format, "bolt"))
+		return usage_error("export", "unknown format '%s' (bolt)", format);
+	if (argc - optind > 2)
+		return usage_error("export", "too many arguments");
+	if (optind < argc)
+		file = argv[optind];
+	if (profile_dest__check(out) || profile__read(file, &p))
+		goto out;
+	if (profile_binary__open(&p, file, optind + 1 < argc ? argv[optind + 1] : NULL, &img,
+				 &prog))
+		goto out;
+	opened = true;
+	c = (struct bolt_ctx){ .p = &p, .prog = &prog, .img = &img };
+	if (profile_dest__write(out, "the fdata", fill_bolt, &c))
+		goto out;
+	if (c.st.unknown_funcs || c.st.mismatched_funcs || c.st.unknown_records)
+		pr_warn("'%s': left out: %" PRIu64 " records whose count is unknown, %" PRIu32
+			" functions with violations, %" PRIu32
+			" whose CFG differs from the profile's (another edgeprof?)",
+			file, c.st.unknown_records, c.st.unknown_funcs, c.st.mismatched_funcs);
+	pr_info("'%s': %" PRIu64 " branch, %" PRIu64 " call and %" PRIu64
+		" entry records of %" PRIu32 " functions",
+		out, c.st.branches, c.st.calls, c.st.entries, c.st.funcs);
+	status = EXIT_OK;
+out:
+	if (opened)
+		profile_binary__close(&img, &prog);
+	profile__release(&p);
+	return status;
+}
