@@ -23,7 +23,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus check-distro check-python fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-distro check-python check-bolt fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -113,6 +113,9 @@ check-corpus: all $(ORACLES)
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
 	scripts/attach-corpus.sh
+
+check-bolt: all
+	scripts/bolt-corpus.sh
 
 check-distro: all $(ORACLES)
 	scripts/check-distro.sh

@@ -5,12 +5,15 @@
  */
 #include "user/export/bolt_fdata.h"
 
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cfg/sort.h"
 
 /* A symbol as BOLT names it. */
 struct bolt_sym {
@@ -32,6 +35,10 @@ struct exporter {
 	struct names names;
 	uint64_t *called; /* [prog->nfuncs]: calls recorded into each function */
 	struct bolt_fdata_stats *st;
+	const struct elf_image *img;
+	csh cs;		  /* capstone, for BOLT's linear view of a function's bytes */
+	uint64_t *jumped; /* the direct jump targets in the current function symbol, sorted */
+	size_t njumped, jumped_cap;
 	int err;
 };
 
@@ -90,11 +97,12 @@ static int load_names(struct names *nm, const struct elf_image *img)
 		name = elf_strptr(img->elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		nm->syms[nm->n++] = (struct bolt_sym){ .addr = s.st_value, .size = s.st_size,
-						       .name = name,
-						       .local = GELF_ST_BIND(s.st_info) == STB_LOCAL,
-						       .func = type == STT_FUNC ||
-							       type == STT_GNU_IFUNC };
+		nm->syms[nm->n++] =
+		    (struct bolt_sym){.addr = s.st_value,
+				      .size = s.st_size,
+				      .name = name,
+				      .local = GELF_ST_BIND(s.st_info) == STB_LOCAL,
+				      .func = type == STT_FUNC || type == STT_GNU_IFUNC};
 		cap++;
 	}
 	qsort(nm->syms, nm->n, sizeof(*nm->syms), cmp_sym);
@@ -196,8 +204,8 @@ static void edge_record(struct exporter *x, uint64_t from, uint64_t to, uint64_t
 	if (!a || !b || !bolt_name(&x->names, a->addr, an, sizeof(an)) ||
 	    !bolt_name(&x->names, b->addr, bn, sizeof(bn)))
 		return;
-	if (fprintf(x->out, "1 %s %" PRIx64 " 1 %s %" PRIx64 " 0 %" PRIu64 "\n", an,
-		    from - a->addr, bn, a == b ? to - b->addr : 0, count) < 0)
+	if (fprintf(x->out, "1 %s %" PRIx64 " 1 %s %" PRIx64 " 0 %" PRIu64 "\n", an, from - a->addr,
+		    bn, a == b ? to - b->addr : 0, count) < 0)
 		x->err = -EIO;
 	if (a == b)
 		x->st->branches++;
@@ -208,18 +216,35 @@ static void edge_record(struct exporter *x, uint64_t from, uint64_t to, uint64_t
 /* Whether block B of F starts a block of BOLT's: not when the only way in is from the block
  * before it, as the return point of the call ending that block (a call ends no block of
  * BOLT's), or as the fall-through of its jcc into a lone direct jmp (BOLT's block ends with
- * both: `jcc A; jmp B`, the jmp standing for the fall-through). */
-static bool bolt_leader(const struct cfg_func *f, uint32_t b)
+ * both: `jcc A; jmp B`, the jmp standing for the fall-through). A target of a direct jump
+ * anywhere in the function symbol's bytes always starts one: BOLT decodes them all, code
+ * after a call that does not return included. */
+static bool jumped_to(const struct exporter *x, uint64_t addr)
+{
+	size_t lo = 0, hi = x->njumped;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->jumped[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x->njumped && x->jumped[lo] == addr;
+}
+
+static bool bolt_leader(const struct exporter *x, const struct cfg_func *f, uint32_t b)
 {
 	const struct cfg_block *bl = &f->blocks[b];
 	bool lone_jmp = false;
 
-	if (b == f->entry_block)
+	if (b == f->entry_block || jumped_to(x, bl->start))
 		return true;
 	if (bl->ninsns == 1 && bl->nsucc == 1) {
 		uint8_t k = f->edges[f->succ[bl->first_succ]].kind;
 
-		lone_jmp = k == EDGE_JUMP || k == EDGE_TAIL_CALL;
+		lone_jmp = k == EDGE_JUMP;
 	}
 	for (uint32_t k = 0; k < bl->npred; k++) {
 		uint8_t kind = f->edges[f->pred[bl->first_pred + k]].kind;
@@ -242,7 +267,8 @@ static bool same_cfg(const struct profile_func *pf, const struct cfg_func *f)
 	if (pf->nblocks != f->nblocks || pf->nedges != f->nedges)
 		return false;
 	for (uint32_t b = 0; b < f->nblocks; b++)
-		if (pf->blocks[b].addr != f->blocks[b].start || pf->blocks[b].end != f->blocks[b].end)
+		if (pf->blocks[b].addr != f->blocks[b].start ||
+		    pf->blocks[b].end != f->blocks[b].end)
 			return false;
 	for (uint32_t e = 0; e < f->nedges; e++)
 		if (pf->edges[e].from != f->edges[e].from || pf->edges[e].to != f->edges[e].to ||
@@ -254,12 +280,34 @@ static bool same_cfg(const struct profile_func *pf, const struct cfg_func *f)
 /* The count BOLT gives a fall-through out of the block of its that ends with F's block B: the
  * executions of that block's first part (BOLT counts it before the calls inside, so a call
  * that does not return, by exit or exception, still counts), or -1 when unknown. */
-static int64_t bolt_block_count(const struct cfg_func *f, const struct profile_func *pf,
-				uint32_t b)
+static int64_t bolt_block_count(const struct exporter *x, const struct cfg_func *f,
+				const struct profile_func *pf, uint32_t b)
 {
-	while (b > 0 && !bolt_leader(f, b) && f->blocks[b - 1].end == f->blocks[b].start)
+	while (b > 0 && !bolt_leader(x, f, b) && f->blocks[b - 1].end == f->blocks[b].start)
 		b--;
 	return pf->blocks[b].count;
+}
+
+/* Whether BOLT takes the call at AT in F, which the CFG knows does not return, for one that
+ * does: all but calls to the C library's exit, _exit and abort and the C++ runtime's
+ * __cxa_throw, __cxa_rethrow and _Unwind_Resume (as measured against llvm-bolt 19). */
+static bool bolt_returns(const struct cfg_func *f, uint64_t at)
+{
+	static const char *const noreturn[] = {"exit",	      "_exit",	       "abort",
+					       "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume"};
+
+	for (uint32_t j = 0; j < f->ncalls; j++) {
+		const struct cfg_call *c = &f->calls[j];
+
+		if (c->site != at || c->indirect || c->tail)
+			continue;
+		for (size_t k = 0;
+		     c->external && c->name && k < sizeof(noreturn) / sizeof(*noreturn); k++)
+			if (!strcmp(c->name, noreturn[k]))
+				return false;
+		return true;
+	}
+	return false;
 }
 
 static const struct cfg_insn *last_insn(const struct cfg_func *f, uint32_t b)
@@ -273,6 +321,49 @@ static long func_index(const struct cfg_program *prog, uint64_t addr)
 	const struct cfg_func *f = cfg_program__func_at(prog, addr);
 
 	return f ? (long)(f - prog->funcs) : -1;
+}
+
+/* Collects into X->jumped the targets of the direct jumps in the bytes of the function
+ * symbol holding ADDR, decoded one after another as BOLT does. */
+static void sweep(struct exporter *x, uint64_t addr)
+{
+	const struct bolt_sym *s = containing(&x->names, addr);
+	const uint8_t *code;
+	uint64_t pc;
+	size_t avail, size;
+	cs_insn *in;
+
+	x->njumped = 0;
+	if (!s || !x->cs || !(code = elf_image__code(x->img, s->addr, &avail)))
+		return;
+	size = s->size < avail ? s->size : avail;
+	pc = s->addr;
+	in = cs_malloc(x->cs);
+	if (!in)
+		return;
+	while (size) {
+		if (!cs_disasm_iter(x->cs, &code, &size, &pc, in)) {
+			code++, size--, pc++; /* not an instruction: as BOLT, go on */
+			continue;
+		}
+		if (!cs_insn_group(x->cs, in, CS_GRP_JUMP) || !in->detail ||
+		    in->detail->x86.op_count != 1 || in->detail->x86.operands[0].type != X86_OP_IMM)
+			continue;
+		if (x->njumped == x->jumped_cap) {
+			size_t cap = x->jumped_cap ? 2 * x->jumped_cap : 64;
+			uint64_t *j = realloc(x->jumped, cap * sizeof(*j));
+
+			if (!j) {
+				x->err = -ENOMEM;
+				break;
+			}
+			x->jumped = j;
+			x->jumped_cap = cap;
+		}
+		x->jumped[x->njumped++] = (uint64_t)in->detail->x86.operands[0].imm;
+	}
+	cs_free(in, 1);
+	sort__u64(x->jumped, x->njumped);
 }
 
 /* A call or tail call at AT to TARGET (or the PLT stub of EXT_NAME), COUNT times. */
@@ -292,8 +383,8 @@ static void call_record(struct exporter *x, uint64_t at, uint64_t target, const 
 		if (g < 0 || !bolt_name(&x->names, target, callee, sizeof(callee)))
 			return;
 	}
-	if (fprintf(x->out, "1 %s %" PRIx64 " 1 %s 0 0 %" PRIu64 "\n", caller, at - a->addr,
-		    callee, count) < 0)
+	if (fprintf(x->out, "1 %s %" PRIx64 " 1 %s 0 0 %" PRIu64 "\n", caller, at - a->addr, callee,
+		    count) < 0)
 		x->err = -EIO;
 	if (g >= 0)
 		x->called[g] += count;
@@ -308,8 +399,19 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 
 	if (!bolt_name(&x->names, f->entry, name, sizeof(name)))
 		return;
+	sweep(x, f->entry);
 	for (uint32_t b = 0; b < f->nblocks && !x->err; b++) {
 		const struct cfg_insn *last = last_insn(f, b);
+
+		/* A jump target inside the block (from code the CFG does not reach) splits
+		 * BOLT's block there: a fall-through. */
+		for (uint32_t k = 1; k < f->blocks[b].ninsns; k++) {
+			const struct cfg_insn *in = &f->insns[f->blocks[b].first_insn + k];
+
+			if (jumped_to(x, in->addr) && bolt_block_count(x, f, pf, b) > 0)
+				edge_record(x, (in - 1)->addr, in->addr,
+					    (uint64_t)bolt_block_count(x, f, pf, b));
+		}
 
 		for (uint32_t k = 0; k < f->blocks[b].nsucc; k++) {
 			uint32_t e = f->succ[f->blocks[b].first_succ + k];
@@ -327,22 +429,22 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 
 			switch (ed->kind) {
 			case EDGE_FALLTHROUGH:
-				c = (uint64_t)bolt_block_count(f, pf, b);
-				if (bolt_block_count(f, pf, b) > 0 && ed->to < f->nblocks)
+				c = (uint64_t)bolt_block_count(x, f, pf, b);
+				if (bolt_block_count(x, f, pf, b) > 0 && ed->to < f->nblocks)
 					edge_record(x, last->addr, f->blocks[ed->to].start, c);
 				break;
 			case EDGE_NORETURN:
-				/* A call BOLT takes for one that returns (to a function of this
-				 * binary): its fall-through, when a block of BOLT's follows. */
-				if (last->flow == INSN_CALL && ed->target &&
-				    func_index(x->prog, ed->target) >= 0 && b + 1 < f->nblocks &&
-				    f->blocks[b + 1].start == f->blocks[b].end && bolt_leader(f, b + 1) &&
-				    bolt_block_count(f, pf, b) > 0)
+				/* A call BOLT takes for one that returns: its fall-through, when
+				 * a block of BOLT's follows. */
+				if (last->flow == INSN_CALL && bolt_returns(f, last->addr) &&
+				    b + 1 < f->nblocks &&
+				    f->blocks[b + 1].start == f->blocks[b].end &&
+				    bolt_leader(x, f, b + 1) && bolt_block_count(x, f, pf, b) > 0)
 					edge_record(x, last->addr, f->blocks[b + 1].start,
-						    (uint64_t)bolt_block_count(f, pf, b));
+						    (uint64_t)bolt_block_count(x, f, pf, b));
 				break;
 			case EDGE_NOT_TAKEN:
-				if (ed->to < f->nblocks && !bolt_leader(f, ed->to))
+				if (ed->to < f->nblocks && !bolt_leader(x, f, ed->to))
 					break;
 				/* fall through */
 			case EDGE_TAKEN:
@@ -354,17 +456,25 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 			case EDGE_CALL_RETURN:
 				/* A fall-through of BOLT's only where the return point starts a
 				 * block of BOLT's; counted as the call's executions. */
-				if (bolt_block_count(f, pf, b) < 0)
+				if (bolt_block_count(x, f, pf, b) < 0)
 					x->st->unknown_records++;
-				else if (ed->to < f->nblocks && bolt_leader(f, ed->to) &&
-					 bolt_block_count(f, pf, b) > 0)
+				else if (ed->to < f->nblocks && bolt_leader(x, f, ed->to) &&
+					 bolt_block_count(x, f, pf, b) > 0)
 					edge_record(x, last->addr, f->blocks[ed->to].start,
-						    (uint64_t)bolt_block_count(f, pf, b));
+						    (uint64_t)bolt_block_count(x, f, pf, b));
 				break;
-			case EDGE_TAIL_CALL:
-				if (ed->target)
-					call_record(x, last->addr, ed->target, NULL, c);
+			case EDGE_TAIL_CALL: {
+				/* A jump to a PLT stub is named after the call's callee. */
+				const char *ext = NULL;
+
+				for (uint32_t j = 0; j < f->ncalls; j++)
+					if (f->calls[j].site == last->addr && f->calls[j].tail &&
+					    f->calls[j].external && !f->calls[j].indirect)
+						ext = f->calls[j].name;
+				if (ext || ed->target)
+					call_record(x, last->addr, ed->target, ext, c);
 				break;
+			}
 			default:
 				break;
 			}
@@ -389,11 +499,15 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 int bolt_fdata__write(FILE *out, const struct profile *p, const struct cfg_program *prog,
 		      const struct elf_image *img, struct bolt_fdata_stats *st)
 {
-	struct exporter x = { .out = out, .p = p, .prog = prog, .st = st };
+	struct exporter x = {.out = out, .p = p, .prog = prog, .st = st, .img = img};
 	const struct profile_func **pfs;
 	int err;
 
 	memset(st, 0, sizeof(*st));
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &x.cs) == CS_ERR_OK)
+		cs_option(x.cs, CS_OPT_DETAIL, CS_OPT_ON);
+	else
+		x.cs = 0;
 	err = load_names(&x.names, img);
 	x.called = calloc(prog->nfuncs ? prog->nfuncs : 1, sizeof(*x.called));
 	pfs = calloc(prog->nfuncs ? prog->nfuncs : 1, sizeof(*pfs));
@@ -436,6 +550,9 @@ int bolt_fdata__write(FILE *out, const struct profile *p, const struct cfg_progr
 	}
 	err = x.err;
 out:
+	if (x.cs)
+		cs_close(&x.cs);
+	free(x.jumped);
 	free(x.names.syms);
 	free(x.called);
 	free(pfs);
