@@ -1,11 +1,12 @@
 /*
- * `edgeprof export --format bolt [-o FILE] [PROFILE] [BINARY]`: a profile in a form another
- * tool reads; today BOLT's fdata (user/export/bolt_fdata.h), from the binary's CFG and the
- * profile's counts, written atomically.
+ * `edgeprof export --format bolt|lcov [-o FILE] [PROFILE] [BINARY]`: a profile in a form
+ * another tool reads: BOLT's fdata (user/export/bolt_fdata.h) or an lcov tracefile
+ * (user/export/lcov.h), from the binary's CFG and the profile's counts, written atomically.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,14 @@
 #include "cfg/elf_image.h"
 #include "user/builtin.h"
 #include "user/export/bolt_fdata.h"
+#include "user/export/lcov.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_binary.h"
 #include "user/profile/profile_dest.h"
 #include "user/util/log.h"
 
 static const char export_usage[] =
-	"usage: edgeprof export --format bolt [-o FILE] [PROFILE] [BINARY]\n"
+	"usage: edgeprof export --format bolt|lcov [-o FILE] [PROFILE] [BINARY]\n"
 	"\n"
 	"Writes PROFILE (default ./" PROFILE_DEFAULT_PATH ") in a format another tool reads:\n"
 	"  bolt   BOLT's fdata text for `llvm-bolt -data=FILE`, as a binary instrumented by\n"
@@ -33,28 +35,40 @@ static const char export_usage[] =
 	"         only) and functions with violations are left out, and a line on stderr says\n"
 	"         how many. BOLT needs the binary linked\n"
 	"         with -Wl,--emit-relocs (or -q) to reorder it.\n"
+	"  lcov   an lcov tracefile (genhtml, lcov, coverage services) of a binary built with\n"
+	"         -g: per source file its functions (entry line, calls), lines (DA: the\n"
+	"         largest count of the blocks holding an instruction of the line, so a line\n"
+	"         ran exactly when one of its instructions did) and branches (BRDA: each\n"
+	"         conditional jump's taken and not-taken counts, - when it never ran); code\n"
+	"         without a line, unknown counts and functions with violations are left out\n"
 	"\n"
 	"  BINARY           the profiled binary (default: the path recorded in the profile);\n"
 	"                   its build-id must match\n"
-	"  -f, --format F   bolt (required)\n"
+	"  -f, --format F   bolt or lcov (required)\n"
 	"  -o, --output FILE  where it goes (default: standard output); a file is written\n"
 	"                   atomically\n"
 	"  -h, --help       show this help\n";
 
-struct bolt_ctx {
+struct export_ctx {
+	bool lcov;
 	const struct profile *p;
 	const struct cfg_program *prog;
 	const struct elf_image *img;
 	struct bolt_fdata_stats st;
+	struct lcov_stats lst;
 };
 
-static int fill_bolt(FILE *out, void *ctx, char *msg, size_t size)
+static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
 {
-	struct bolt_ctx *c = ctx;
-	int err = bolt_fdata__write(out, c->p, c->prog, c->img, &c->st);
+	struct export_ctx *c = ctx;
+	int err = c->lcov ? lcov__write(out, c->p, c->prog, c->img, NULL, &c->lst)
+			  : bolt_fdata__write(out, c->p, c->prog, c->img, &c->st);
 
 	if (err)
-		snprintf(msg, size, "%s", err == -ENOMEM ? "out of memory" : "write error");
+		snprintf(msg, size, "%s",
+			 err == -ENOMEM ? "out of memory"
+			 : err == -ENOENT ? "the binary has no line tables (build it with -g)"
+					  : "write error");
 	return err;
 }
 
@@ -71,7 +85,7 @@ int cmd_export(int argc, char **argv)
 	struct elf_image img;
 	struct cfg_program prog;
 	bool opened = false;
-	struct bolt_ctx c = { 0 };
+	struct export_ctx c = { 0 };
 	int opt, status = EXIT_INPUT;
 
 	optind = 1;
@@ -92,9 +106,9 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format)
-		return usage_error("export", "no format (--format bolt)");
-	if (strcmp(format, "bolt"))
-		return usage_error("export", "unknown format '%s' (bolt)", format);
+		return usage_error("export", "no format (--format bolt|lcov)");
+	if (strcmp(format, "bolt") && strcmp(format, "lcov"))
+		return usage_error("export", "unknown format '%s' (bolt, lcov)", format);
 	if (argc - optind > 2)
 		return usage_error("export", "too many arguments");
 	if (optind < argc)
@@ -105,9 +119,21 @@ int cmd_export(int argc, char **argv)
 				 &prog))
 		goto out;
 	opened = true;
-	c = (struct bolt_ctx){ .p = &p, .prog = &prog, .img = &img };
-	if (profile_dest__write(out, "the fdata", fill_bolt, &c))
+	c = (struct export_ctx){ .lcov = !strcmp(format, "lcov"), .p = &p, .prog = &prog,
+				 .img = &img };
+	if (profile_dest__write(out, c.lcov ? "the tracefile" : "the fdata", fill_export, &c))
 		goto out;
+	if (c.lcov) {
+		if (c.lst.unknown_funcs)
+			pr_warn("'%s': left out: %" PRIu32 " functions with violations", file,
+				c.lst.unknown_funcs);
+		pr_info("'%s': %" PRIu32 " files, %" PRIu32 " of %" PRIu32 " lines hit, %" PRIu32
+			" branches, %" PRIu32 " functions",
+			out, c.lst.files, c.lst.lines_hit, c.lst.lines, c.lst.branches,
+			c.lst.functions);
+		status = EXIT_OK;
+		goto out;
+	}
 	if (c.st.unknown_funcs || c.st.mismatched_funcs || c.st.unknown_records)
 		pr_warn("'%s': left out: %" PRIu64 " records whose count is unknown, %" PRIu32
 			" functions with violations, %" PRIu32
