@@ -6,9 +6,11 @@
 # known differences of line attribution (prologue on the opening brace, epilogue on the
 # closing one, where gcov counts the function's start line), and equal branch counts on the
 # lines with one conditional jump. genhtml and `lcov --summary` read every tracefile without
-# error, and a binary without line tables gets one clear line and exit 1.
+# error; `--format gcov` reports are read by `gcovr -g` with the same line, branch and
+# function totals as the tracefile's; a binary without line tables gets one clear line and
+# exit 1.
 # Needs root and BPF (CI=true turns a skip into a failure), gcov, genhtml and lcov
-# (scripts/install-deps.sh installs lcov).
+# (scripts/install-deps.sh installs lcov and gcovr).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/support/bpf-checks.sh
@@ -20,8 +22,8 @@ EDGEPROF=${EDGEPROF:-build/edgeprof}
 [ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
 EDGEPROF=$(realpath "$EDGEPROF")
 [ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in gcc gcov genhtml lcov python3; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found (apt-get install lcov)"; exit 77; }
+for c in gcc gcov genhtml lcov gcovr python3; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not found (apt-get install lcov gcovr)"; exit 77; }
 done
 
 tmp=$(mktemp -d)
@@ -61,6 +63,35 @@ for spec in "${PROGRAMS[@]}"; do
 		ok "$(head -n 1 "$d/cmp.txt")"
 	else
 		bad "$name: $(head -n 6 "$d/cmp.txt")"
+	fi
+	# --format gcov: gcovr reads the reports, with the lcov tracefile's totals.
+	if "$EDGEPROF" export --format gcov -o "$d/gcov" "$d/p.data" 2>"$d/export-gcov.err" &&
+		(cd "$d/gcov" && gcovr -g -k -r "$(dirname "$src")" --json-summary "$d/gcovr.json" . >"$d/gcovr.log" 2>&1) &&
+		python3 - "$d/gcovr.json" "$d/p.info" "$(basename "$src")" >"$d/gcovr.txt" 2>&1 <<'PY'; then
+import json, os, sys
+g = json.load(open(sys.argv[1]))
+f = [x for x in g["files"] if os.path.basename(x["filename"]) == sys.argv[3]]
+assert len(f) == 1, g["files"]
+f, lc, cur = f[0], {}, None
+for l in open(sys.argv[2]):
+    l = l.strip()
+    if l.startswith("SF:"):
+        cur = os.path.basename(l[3:])
+    elif cur == sys.argv[3] and l[:3] in ("LF:", "LH:") or cur == sys.argv[3] and l[:4] in (
+            "BRF:", "BRH:", "FNF:", "FNH:"):
+        k, v = l.split(":")
+        lc[k] = int(v)
+want = {"line_total": lc["LF"], "line_covered": lc["LH"], "branch_total": lc["BRF"],
+        "branch_covered": lc["BRH"], "function_total": lc["FNF"], "function_covered": lc["FNH"]}
+got = {k: f[k] for k in want}
+assert got == want, (got, want)
+print("lines %d/%d, branches %d/%d, functions %d/%d" % (
+    got["line_covered"], got["line_total"], got["branch_covered"], got["branch_total"],
+    got["function_covered"], got["function_total"]))
+PY
+		ok "$name: gcovr -g reads the gcov reports, as many lines, branches and functions as lcov's: $(cat "$d/gcovr.txt")"
+	else
+		bad "$name: gcov reports: $(head -n 3 "$d/export-gcov.err" "$d/gcovr.log" "$d/gcovr.txt" 2>/dev/null)"
 	fi
 	if genhtml -q -o "$d/html" "$d/p.info" >"$d/genhtml.log" 2>&1 && [ -s "$d/html/index.html" ] &&
 		lcov --summary "$d/p.info" >"$d/summary.txt" 2>&1 && grep -q 'lines\.*:' "$d/summary.txt"; then

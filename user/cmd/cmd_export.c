@@ -10,19 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cfg/cfg.h"
 #include "cfg/elf_image.h"
 #include "user/builtin.h"
 #include "user/export/bolt_fdata.h"
+#include "user/export/gcov_text.h"
 #include "user/export/lcov.h"
+#include "user/export/line_counts.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_binary.h"
 #include "user/profile/profile_dest.h"
 #include "user/util/log.h"
 
 static const char export_usage[] =
-	"usage: edgeprof export --format bolt|lcov [-o FILE] [PROFILE] [BINARY]\n"
+	"usage: edgeprof export --format bolt|lcov|gcov [-o FILE|DIR] [PROFILE] [BINARY]\n"
 	"\n"
 	"Writes PROFILE (default ./" PROFILE_DEFAULT_PATH ") in a format another tool reads:\n"
 	"  bolt   BOLT's fdata text for `llvm-bolt -data=FILE`, as a binary instrumented by\n"
@@ -41,12 +44,16 @@ static const char export_usage[] =
 	"         ran exactly when one of its instructions did) and branches (BRDA: each\n"
 	"         conditional jump's taken and not-taken counts, - when it never ran); code\n"
 	"         without a line, unknown counts and functions with violations are left out\n"
+	"  gcov   gcov's text reports (`gcov -b -c`, what `gcovr -g` reads), one per source\n"
+	"         file, into the directory -o DIR (made if missing), named as gcov\n"
+	"         --preserve-paths names them (\"#src#a.c.gcov\"): each source line with the\n"
+	"         same count as lcov's, function and branch lines\n"
 	"\n"
 	"  BINARY           the profiled binary (default: the path recorded in the profile);\n"
 	"                   its build-id must match\n"
-	"  -f, --format F   bolt or lcov (required)\n"
-	"  -o, --output FILE  where it goes (default: standard output); a file is written\n"
-	"                   atomically\n"
+	"  -f, --format F   bolt, lcov or gcov (required)\n"
+	"  -o, --output FILE  where it goes (default: standard output; gcov: a directory,\n"
+	"                   required); a file is written atomically\n"
 	"  -h, --help       show this help\n";
 
 struct export_ctx {
@@ -70,6 +77,59 @@ static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
 			 : err == -ENOENT ? "the binary has no line tables (build it with -g)"
 					  : "write error");
 	return err;
+}
+
+struct gcov_ctx {
+	const struct line_counts *lc;
+	const char *file;
+};
+
+static int fill_gcov(FILE *out, void *ctx, char *msg, size_t size)
+{
+	struct gcov_ctx *g = ctx;
+	int err = gcov_text__write(out, g->lc, g->file);
+
+	if (err)
+		snprintf(msg, size, "write error");
+	return err;
+}
+
+/* --format gcov: one report per source file into DIR (made if missing). Returns 0, or -1
+ * after one pr_err line. */
+static int write_gcov_dir(const char *dir, const char *file, const struct profile *p,
+			  const struct cfg_program *prog, const struct elf_image *img)
+{
+	struct line_counts lc;
+	char name[4096], path[8192];
+	int err;
+	uint32_t n = 0;
+
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return pr_err("'%s': cannot make the directory: %s", dir, strerror(errno));
+	err = line_counts__build(&lc, p, prog, img);
+	if (err == -ENOENT)
+		return pr_err("'%s': the binary has no line tables (build it with -g)", file);
+	if (err)
+		return pr_err("out of memory");
+	for (size_t k = 0; k < lc.nfiles && !err; k++) {
+		struct gcov_ctx g = { &lc, lc.sorted[k] };
+
+		if (!gcov_text__name(lc.sorted[k], name, sizeof(name)) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+			err = pr_err("'%s': file name too long", lc.sorted[k]);
+			break;
+		}
+		if (profile_dest__write(path, "the gcov report", fill_gcov, &g))
+			err = -1;
+		n++;
+	}
+	if (!err && lc.unknown_funcs)
+		pr_warn("'%s': left out: %" PRIu32 " functions with violations", file,
+			lc.unknown_funcs);
+	if (!err)
+		pr_info("'%s': %" PRIu32 " gcov reports", dir, n);
+	line_counts__free(&lc);
+	return err ? -1 : 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -107,18 +167,25 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!format)
 		return usage_error("export", "no format (--format bolt|lcov)");
-	if (strcmp(format, "bolt") && strcmp(format, "lcov"))
-		return usage_error("export", "unknown format '%s' (bolt, lcov)", format);
+	if (strcmp(format, "bolt") && strcmp(format, "lcov") && strcmp(format, "gcov"))
+		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov)", format);
+	if (!strcmp(format, "gcov") && !strcmp(out, "-"))
+		return usage_error("export", "--format gcov needs a directory (-o DIR)");
 	if (argc - optind > 2)
 		return usage_error("export", "too many arguments");
 	if (optind < argc)
 		file = argv[optind];
-	if (profile_dest__check(out) || profile__read(file, &p))
+	if ((strcmp(format, "gcov") && profile_dest__check(out)) || profile__read(file, &p))
 		goto out;
 	if (profile_binary__open(&p, file, optind + 1 < argc ? argv[optind + 1] : NULL, &img,
 				 &prog))
 		goto out;
 	opened = true;
+	if (!strcmp(format, "gcov")) {
+		if (!write_gcov_dir(out, file, &p, &prog, &img))
+			status = EXIT_OK;
+		goto out;
+	}
 	c = (struct export_ctx){ .lcov = !strcmp(format, "lcov"), .p = &p, .prog = &prog,
 				 .img = &img };
 	if (profile_dest__write(out, c.lcov ? "the tracefile" : "the fdata", fill_export, &c))
