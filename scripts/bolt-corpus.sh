@@ -6,9 +6,10 @@
 #    two fdata files are compared record for record (tests/support/fdata_compare.py: equal
 #    counts on every common record, every other record of an explained kind). Those two runs
 #    are made without address randomisation (setarch -R); five more runs of each with it
-#    tell the functions whose counts depend on addresses (lua5.4: luaS_new caches strings by
-#    their address), whose records are not compared: the instrumented binary's addresses
-#    differ from the original's.
+#    tell the functions whose counts depend on data addresses, and an edgeprof run of the same
+#    code linked at 0x800000 (scripts/corpus.sh --moved), where BOLT's instrumented binary
+#    runs its code, those whose counts depend on code addresses (lua5.4: its string table);
+#    their records are not compared.
 # 2. llvm-bolt optimises the program twice, with the same options (block and function
 #    reordering, splitting), from edgeprof's fdata and from BOLT's own; the bench workload then
 #    runs RUNS times (default 5) on the original and on both optimised binaries, interleaved;
@@ -29,7 +30,8 @@ OPTS=(-reorder-blocks=ext-tsp -reorder-functions=hfsort -split-functions -split-
 
 [ -x "$BOLT" ] || { echo "check-bolt: $BOLT missing (apt-get install bolt-19 libbolt-19-dev)"; exit 1; }
 [ -x "$EDGEPROF" ] || { echo "check-bolt: $EDGEPROF not built"; exit 1; }
-scripts/corpus.sh --quiet --relocs >/dev/null || { echo "check-bolt: scripts/corpus.sh --relocs failed"; exit 1; }
+scripts/corpus.sh --quiet --relocs --moved >/dev/null ||
+	{ echo "check-bolt: scripts/corpus.sh --relocs --moved failed"; exit 1; }
 # shellcheck source=scripts/workloads/workloads.sh
 source scripts/workloads/workloads.sh
 rm -rf "$WORK"
@@ -83,14 +85,28 @@ for p in "${PROGRAMS[@]}"; do
 		mv "$d/bolt.fdata" "$d/bolt$k.fdata"
 		mv "$d/bolt1.fdata" "$d/bolt.fdata"
 	done
+	# The same code with its text at 0x800000 (where BOLT's instrumented binary runs its
+	# code), profiled the same way: functions whose counts depend on code addresses.
+	cp "corpus/moved/bin/$p" "$d/movd"
+	setarch -R "$EDGEPROF" -q run -o "$d/p7.data" -- "$d/movd" "${check[@]}" >/dev/null 2>>"$d/run.err"
+	"$EDGEPROF" export --format bolt -o "$d/ep7.fdata" "$d/p7.data" 2>>"$d/export.err"
+	moved=$("$EDGEPROF" report --json "$d/p7.data" | python3 -c '
+import json, subprocess, sys
+a = json.load(sys.stdin)
+b = json.loads(subprocess.run([sys.argv[1], "report", "--json", sys.argv[2]],
+                              capture_output=True, text=True).stdout)
+key = lambda d: {f["name"]: [x["count"] for x in f.get("blocks", [])] for f in d["functions"]}
+ka, kb = key(a), key(b)
+print(sum(1 for n in ka if n in kb and ka[n] != kb[n]), "of", len(ka), "functions differ")
+' "$EDGEPROF" "$d/p.data")
 	unstable=$(for k in 2 3 4 5 6; do "$EDGEPROF" diff "$d/p.data" "$d/p$k.data" | head -n 1 | sed 's/.*: //;s/ differ, / and /'; done | sort | uniq -c | sed 's/^ *\([0-9]*\) /\1x /' | paste -sd ';' -)
 	if python3 tests/support/fdata_compare.py "$d" >"$d/cmp.txt" 2>&1; then
-		echo "check-bolt: $p: fdata: $(head -n 1 "$d/cmp.txt"); 5 more edgeprof runs with other addresses against the first: $unstable"
+		echo "check-bolt: $p: fdata: $(head -n 1 "$d/cmp.txt"); 5 more edgeprof runs with other addresses against the first: $unstable; the code at 0x800000: $moved"
 	else
 		echo "check-bolt: $p: fdata FAIL: $(head -n 8 "$d/cmp.txt")"
 		fails=$((fails + 1))
 	fi
-	cmpline="$(head -n 1 "$d/cmp.txt"); 5 more edgeprof runs with other addresses against the first: $unstable"
+	cmpline="$(head -n 1 "$d/cmp.txt"); 5 more edgeprof runs with other addresses against the first: $unstable; the code at 0x800000: $moved"
 	nbolt=$(wc -l <"$d/bolt.fdata")
 	nep=$(wc -l <"$d/ep.fdata")
 	# 2. Optimised from each profile.

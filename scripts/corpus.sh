@@ -12,7 +12,10 @@
 # corpus/relocs/bin/{lua5.4,bzip2,sqlite3}, objects in corpus/relocs/obj/NAME/.
 # Idempotent: sources already fetched are reused and a binary whose build recipe is unchanged
 # is not rebuilt. See /work/shared/design/corpus-notes.md for why the flags are what they are.
-#   usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs]
+# --moved: then also builds the --relocs variant's code with its text at 0x800000
+#   (-Wl,-Ttext-segment=0x800000): the same code at other addresses, for make check-bolt
+#   (whose BOLT-instrumented binaries run their code at 0x800000): corpus/moved/bin/NAME.
+#   usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved]
 # On failure: one line "corpus: error: ..." on stderr and a non-zero exit.
 set -euo pipefail
 
@@ -28,17 +31,19 @@ RECIPE_VERSION=1
 QUIET=0
 GCOV=0
 RELOCS=0
+MOVED=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet | -q) QUIET=1 ;;
 	--gcov) GCOV=1 ;;
 	--relocs) RELOCS=1 ;;
+	--moved) MOVED=1 ;;
 	-h | --help)
 		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs])" >&2
+		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved])" >&2
 		exit 2
 		;;
 	esac
@@ -76,6 +81,12 @@ variant() {
 		# normal build, plus the relocations BOLT needs to rewrite it.
 		VOBJ=$CORPUS/relocs/obj VBIN=$CORPUS/relocs/bin VFLAGS=(-Wl,--emit-relocs) VDESC='relocs '
 		VKEY=" relocs ${VFLAGS[*]}"
+		;;
+	moved)
+		# The relocs variant's code, its text segment at another address.
+		VOBJ=$CORPUS/moved/obj VBIN=$CORPUS/moved/bin VDESC='moved '
+		VFLAGS=(-Wl,--emit-relocs -Wl,-Ttext-segment=0x800000)
+		VKEY=" moved ${VFLAGS[*]}"
 		;;
 	*) die "unknown variant '$1'" ;;
 	esac
@@ -301,4 +312,13 @@ if [ "$RELOCS" = 1 ]; then
 			die "$VBIN/$name has no .rela.text (is it linked with --emit-relocs?)"
 	done
 	echo "corpus: --emit-relocs binaries: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
+fi
+
+if [ "$MOVED" = 1 ]; then
+	variant moved
+	build_lua
+	build_bzip2
+	build_sqlite3
+	check_runs "$VBIN"
+	echo "corpus: binaries with their text at 0x800000: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
 fi

@@ -5,10 +5,10 @@ same run), as sets of records, with DIR/cfg.txt (llvm-bolt -print-cfg of the bin
 functions BOLT instruments, which entry blocks have no successors) and DIR/dis.txt (objdump -d
 --no-show-raw-insn -w of the binary). Passes (exit 0) when every record both have has the same
 count and every record only one has is of an explained kind (see tests/export-bolt.sh); prints
-one summary line, then the failures. With DIR/ep2.fdata .. ep6.fdata and DIR/bolt2.fdata .. bolt6.fdata,
-more runs of the same workload by each (with other addresses), the records of functions that
-differ between those runs and each one's first are explained (counts that depend on
-addresses: lua5.4's luaS_new caches strings by their address)."""
+one summary line, then the failures. With DIR/ep2.fdata .. ep7.fdata and DIR/bolt2.fdata .. bolt6.fdata,
+more runs of the same workload by each (with other data addresses; ep7: the same code linked
+at another address), the records of functions that differ between those runs and each one's
+first are explained (counts that depend on addresses: lua5.4's string table)."""
 import collections, os, re, sys
 d = sys.argv[1]
 
@@ -26,7 +26,7 @@ bolt, ep = records(d + "/bolt.fdata"), records(d + "/ep.fdata")
 # differ between the two runs do not run the same way twice; their records are not compared.
 unstable = set()
 for first, who in ((ep, "ep"), (bolt, "bolt")):
-    for n in range(2, 7):
+    for n in range(2, 8):
         path = "%s/%s%d.fdata" % (d, who, n)
         if not os.path.exists(path):
             continue
