@@ -169,7 +169,9 @@ fi
 # --- run, killed while the program creates threads and processes all the time: a task
 # created just before edgeprof's death has not had its first stop yet. Traced with
 # PTRACE_TRACEME its initial SIGSTOP then stopped the whole program for good (16 of 30 runs
-# here); with PTRACE_SEIZE that first stop is a trap that goes with the tracer.
+# here); with PTRACE_SEIZE that first stop is a trap that goes with the tracer. 6000 rounds
+# (about 4 s under edgeprof, 0.6 s natively) keep the program running at every kill (0.3 to
+# 0.8 s in): with 2000 (1.4 s) a CI run once found it finished at the sixth.
 cat >"$tmp/spawn.c" <<'CSRC_SPAWN'
 #include <pthread.h>
 #include <stdio.h>
@@ -215,10 +217,10 @@ int main(int argc, char **argv)
 }
 CSRC_SPAWN
 if gcc -O2 -g -pthread -o "$tmp/spawn" "$tmp/spawn.c"; then
-	"$tmp/spawn" 2000 >"$tmp/spawn.native" || bad "spawn: the native run failed"
+	"$tmp/spawn" 6000 >"$tmp/spawn.native" || bad "spawn: the native run failed"
 	stuck=0 good=0 other=
 	for k in 1 2 3 4 5 6; do
-		"$EDGEPROF" -q run -o "$tmp/spawn.data" -- "$tmp/spawn" 2000 >"$tmp/spawn.out" 2>"$tmp/spawn.err" &
+		"$EDGEPROF" -q run -o "$tmp/spawn.data" -- "$tmp/spawn" 6000 >"$tmp/spawn.out" 2>"$tmp/spawn.err" &
 		epid=$!
 		started+=("$epid")
 		sleep "0.$((2 + k))"
