@@ -225,10 +225,18 @@ if gcc -O2 -g -pthread -o "$tmp/spawn" "$tmp/spawn.c"; then
 		started+=("$epid")
 		sleep "0.$((2 + k))"
 		spid=$(pgrep -P "$epid" -x spawn | head -n 1)
-		kill -KILL "$epid"
+		alive=yes
+		kill -0 "$epid" 2>/dev/null || alive=no
+		kill -KILL "$epid" 2>/dev/null
 		wait "$epid" 2>/dev/null
+		erc=$?
 		if [ -z "$spid" ]; then
-			other="${other:+$other; }kill $k: the program was not running ($(head -c 200 "$tmp/spawn.err"))"
+			# edgeprof gone before the kill (a crash, or the run over) says so.
+			if [ "$alive" = no ]; then
+				other="${other:+$other; }kill $k: edgeprof had exited (status $erc) before the kill ($(head -c 200 "$tmp/spawn.err"))"
+			else
+				other="${other:+$other; }kill $k: the program was not running ($(head -c 200 "$tmp/spawn.err"))"
+			fi
 			continue
 		fi
 		started+=("$spid")
