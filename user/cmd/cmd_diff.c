@@ -46,7 +46,8 @@ struct fdiff {
 
 struct bdiff {
 	const struct fdiff *f;
-	uint32_t ia, ib;
+	uint32_t ia;     /* the block in A */
+	int64_t cb;      /* its count in B (-1: unknown, or no such block) */
 	uint64_t change;
 };
 
@@ -85,27 +86,44 @@ static int edge_at(const struct profile_func *f, const struct profile_func *g, u
 	return -1;
 }
 
+/* How block K of D's function in A changed in B: 0 when not at all, UINT64_MAX when B has
+ * no such block or exactly one count is unknown; B's count (-1: none, or unknown) into *CB
+ * and B's block index (-1: none) into *JB. */
+static uint64_t block_change(const struct fdiff *d, uint32_t k, int64_t *cb, int *jb)
+{
+	int j = profile_func__block_at(d->b, d->a->blocks[k].addr);
+
+	*jb = j;
+	*cb = j < 0 ? -1 : d->b->blocks[j].count;
+	return j < 0 ? UINT64_MAX : delta(d->a->blocks[k].count, *cb);
+}
+
+/* The same for edge E of D's function in A. */
+static uint64_t edge_change(const struct fdiff *d, uint32_t e, int64_t *cb)
+{
+	int k = edge_at(d->b, d->a, e);
+
+	*cb = k < 0 ? -1 : d->b->edges[k].count;
+	return k < 0 ? UINT64_MAX : delta(d->a->edges[e].count, *cb);
+}
+
 /* Compares function A with B (the same address in both profiles). */
 static void diff_func(struct fdiff *d)
 {
-	const struct profile_func *a = d->a, *b = d->b;
+	int64_t cb;
+	int jb;
 
-	d->change = delta(a->count, b->count);
-	for (uint32_t i = 0; i < a->nblocks; i++) {
-		int j = profile_func__block_at(b, a->blocks[i].addr);
-		uint64_t c = j < 0 ? UINT64_MAX : delta(a->blocks[i].count, b->blocks[j].count);
+	d->change = delta(d->a->count, d->b->count);
+	for (uint32_t k = 0; k < d->a->nblocks; k++) {
+		uint64_t c = block_change(d, k, &cb, &jb);
 
-		if (c || (j >= 0 && known(a->blocks[i].count) != known(b->blocks[j].count))) {
+		if (c) {
 			d->nblocks++;
 			d->change = sat_add(d->change, c);
 		}
 	}
-	for (uint32_t e = 0; e < a->nedges; e++) {
-		int k = edge_at(b, a, e);
-
-		if (k < 0 || delta(a->edges[e].count, b->edges[k].count))
-			d->nedges++;
-	}
+	for (uint32_t e = 0; e < d->a->nedges; e++)
+		d->nedges += edge_change(d, e, &cb) != 0;
 }
 
 static int cmp_fdiff(const void *x, const void *y)
@@ -150,91 +168,80 @@ static json_t *jcount(int64_t c)
 	return known(c) ? json_integer(c) : json_null();
 }
 
-static json_t *jaddr(uint64_t a)
+/* Function names of P that Q does not profile, as a JSON array (failures counted in *ERR). */
+static json_t *only_in(const struct profile *p, const struct profile *q, int *err)
 {
-	char buf[32];
+	json_t *a = json_array();
 
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	return json_string(buf);
+	for (size_t i = 0; a && i < p->nfuncs; i++)
+		if (!profile__func_at(q, p->funcs[i].addr))
+			jout_push(a, json_string(p->funcs[i].name), err);
+	return a;
 }
 
-static int print_json(FILE *out, const char *na, const char *nb, struct fdiff *d, size_t n,
+static int print_json(const char *na, const char *nb, const struct fdiff *d, size_t n,
 		      const struct profile *pa, const struct profile *pb)
 {
-	json_t *root = json_pack("{s:s,s:s,s:[],s:[],s:[]}", "a", na, "b", nb, "functions",
-				 "only_a", "only_b");
-	json_t *funcs = json_object_get(root, "functions");
+	json_t *root = json_object(), *funcs = json_array();
 	int err = 0;
 
-	for (size_t i = 0; i < n && root; i++) {
+	jout_set(root, "a", json_string(na), &err);
+	jout_set(root, "b", json_string(nb), &err);
+	for (size_t i = 0; i < n && funcs; i++) {
 		const struct profile_func *a = d[i].a, *b = d[i].b;
-		json_t *o = json_pack("{s:s,s:o,s:[o,o],s:I,s:[],s:[]}", "name", a->name, "addr",
-				      jaddr(a->addr), "count", jcount(a->count), jcount(b->count),
-				      "change",
-				      (json_int_t)(d[i].change > INT64_MAX ? INT64_MAX : d[i].change),
-				      "blocks", "edges");
+		json_t *o = json_object(), *blocks = json_array(), *edges = json_array();
+		int64_t cb;
+		int jb;
 
-		if (!o || json_array_append_new(funcs, o)) {
-			err = -ENOMEM;
-			break;
-		}
-		for (uint32_t k = 0; k < a->nblocks; k++) {
-			int j = profile_func__block_at(b, a->blocks[k].addr);
-			int64_t cb = j < 0 ? -1 : b->blocks[j].count;
-
-			if (delta(a->blocks[k].count, cb) ||
-			    known(a->blocks[k].count) != known(cb))
-				json_array_append_new(json_object_get(o, "blocks"),
-						      json_pack("{s:o,s:o,s:o}", "addr",
-								jaddr(a->blocks[k].addr), "a",
-								jcount(a->blocks[k].count), "b",
-								jcount(cb)));
-		}
-		for (uint32_t e = 0; e < a->nedges; e++) {
+		jout_set(o, "name", json_string(a->name), &err);
+		jout_set(o, "addr", jout_hex(a->addr), &err);
+		jout_set(o, "count", json_pack("[o,o]", jcount(a->count), jcount(b->count)), &err);
+		jout_set(o, "change",
+			 json_integer((json_int_t)(d[i].change > INT64_MAX ? INT64_MAX : d[i].change)),
+			 &err);
+		for (uint32_t k = 0; blocks && k < a->nblocks; k++)
+			if (block_change(&d[i], k, &cb, &jb))
+				jout_push(blocks,
+					  json_pack("{s:o,s:o,s:o}", "addr", jout_hex(a->blocks[k].addr),
+						    "a", jcount(a->blocks[k].count), "b", jcount(cb)),
+					  &err);
+		for (uint32_t e = 0; edges && e < a->nedges; e++) {
 			const struct profile_edge *x = &a->edges[e];
-			int k = edge_at(b, a, e);
-			int64_t cb = k < 0 ? -1 : b->edges[k].count;
 
-			if (delta(x->count, cb) || known(x->count) != known(cb))
-				json_array_append_new(
-					json_object_get(o, "edges"),
-					json_pack("{s:o,s:o,s:o,s:o}", "from",
-						  jaddr(a->blocks[x->from].addr), "to",
-						  x->to < a->nblocks ? jaddr(a->blocks[x->to].addr)
-								     : json_string("exit"),
-						  "a", jcount(x->count), "b", jcount(cb)));
+			if (edge_change(&d[i], e, &cb))
+				jout_push(edges,
+					  json_pack("{s:o,s:o,s:o,s:o}", "from",
+						    jout_hex(a->blocks[x->from].addr), "to",
+						    x->to < a->nblocks ? jout_hex(a->blocks[x->to].addr)
+								       : json_string("exit"),
+						    "a", jcount(x->count), "b", jcount(cb)),
+					  &err);
 		}
+		jout_set(o, "blocks", blocks, &err);
+		jout_set(o, "edges", edges, &err);
+		jout_push(funcs, o, &err);
 	}
-	for (size_t i = 0; root && !err && i < pa->nfuncs; i++)
-		if (!profile__func_at(pb, pa->funcs[i].addr))
-			json_array_append_new(json_object_get(root, "only_a"),
-					      json_string(pa->funcs[i].name));
-	for (size_t i = 0; root && !err && i < pb->nfuncs; i++)
-		if (!profile__func_at(pa, pb->funcs[i].addr))
-			json_array_append_new(json_object_get(root, "only_b"),
-					      json_string(pb->funcs[i].name));
-	if (!root || err) {
-		json_decref(root);
-		return -ENOMEM;
-	}
-	if (json_dumpf(root, out, JSON_INDENT(1)) || fputc('\n', out) == EOF)
-		err = -EIO;
-	json_decref(root);
-	return err;
+	jout_set(root, "functions", funcs, &err);
+	jout_set(root, "only_a", only_in(pa, pb, &err), &err);
+	jout_set(root, "only_b", only_in(pb, pa, &err), &err);
+	return jout_print(root, err);
 }
 
-static void print_text(FILE *out, const char *na, const char *nb, struct fdiff *d, size_t n,
-		       size_t nfuncs, unsigned long top)
+/* Returns 0, or -ENOMEM (nothing of the block table printed). */
+static int print_text(FILE *out, const char *na, const char *nb, struct fdiff *d, size_t n,
+		      size_t nfuncs, unsigned long top)
 {
 	struct bdiff *bd;
-	size_t nb_ = 0, cap = 0, nblocks = 0;
+	size_t nb_ = 0, nblocks = 0;
+	int64_t cb;
+	int jb;
 
 	for (size_t i = 0; i < n; i++)
 		nblocks += d[i].nblocks;
 	fprintf(out, "%s -> %s: %zu of %zu functions differ, %zu blocks\n", na, nb, n, nfuncs,
 		nblocks);
 	if (!n)
-		return;
+		return 0;
 	fprintf(out, "\nfunctions (largest change first)\n%-40s %14s %14s %14s  blocks\n",
 		"function", "calls A", "calls B", "change");
 	for (size_t i = 0; i < n && i < top; i++) {
@@ -247,37 +254,31 @@ static void print_text(FILE *out, const char *na, const char *nb, struct fdiff *
 			fprintf(out, " %14s", "?");
 		fprintf(out, "  %" PRIu32 "\n", d[i].nblocks);
 	}
-	for (size_t i = 0; i < n; i++)
-		cap += d[i].nblocks;
-	bd = calloc(cap ? cap : 1, sizeof(*bd));
+	bd = calloc(nblocks ? nblocks : 1, sizeof(*bd));
 	if (!bd)
-		return;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < d[i].a->nblocks; k++) {
-			int j = profile_func__block_at(d[i].b, d[i].a->blocks[k].addr);
-			int64_t ca = d[i].a->blocks[k].count, cb = j < 0 ? -1 : d[i].b->blocks[j].count;
-			uint64_t c = delta(ca, cb);
+			uint64_t c = block_change(&d[i], k, &cb, &jb);
 
-			if ((c || known(ca) != known(cb)) && nb_ < cap)
-				bd[nb_++] = (struct bdiff){ &d[i], k, j < 0 ? UINT32_MAX : (uint32_t)j,
-							    c };
+			if (c && nb_ < nblocks)
+				bd[nb_++] = (struct bdiff){ &d[i], k, cb, c };
 		}
 	qsort(bd, nb_, sizeof(*bd), cmp_bdiff);
 	fprintf(out, "\nblocks (largest change first)\n%-40s %-14s %14s %14s %14s\n", "function",
 		"block", "A", "B", "change");
 	for (size_t i = 0; i < nb_ && i < top; i++) {
-		const struct profile_func *a = bd[i].f->a, *b = bd[i].f->b;
+		const struct profile_func *a = bd[i].f->a;
 		int64_t ca = a->blocks[bd[i].ia].count;
-		int64_t cb = bd[i].ib == UINT32_MAX ? -1 : b->blocks[bd[i].ib].count;
-		char addr[32];
+		char addr[HEXLEN];
 
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, a->blocks[bd[i].ia].addr);
-		fprintf(out, "%-40.40s %-14s", a->name, addr);
+		fprintf(out, "%-40.40s %-14s", a->name, jout_addr(addr, a->blocks[bd[i].ia].addr));
 		put_count(out, ca, 14);
-		put_count(out, cb, 14);
-		put_change(out, ca, cb);
+		put_count(out, bd[i].cb, 14);
+		put_change(out, ca, bd[i].cb);
 	}
 	free(bd);
+	return 0;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -294,7 +295,7 @@ int cmd_diff(int argc, char **argv)
 	unsigned long top = DIFF_DEFAULT_TOP;
 	bool json = false, exit_code = false;
 	size_t n = 0, only = 0;
-	int opt, status = EXIT_INPUT, err;
+	int opt, status = EXIT_INPUT;
 
 	optind = 1;
 	opterr = 0;
@@ -355,13 +356,13 @@ int cmd_diff(int argc, char **argv)
 	for (size_t i = 0; i < pb.nfuncs; i++)
 		only += !profile__func_at(&pa, pb.funcs[i].addr);
 	if (json) {
-		err = print_json(stdout, argv[optind], argv[optind + 1], d, n, &pa, &pb);
-		if (err) {
-			pr_err(err == -ENOMEM ? "out of memory" : "write error");
+		if (print_json(argv[optind], argv[optind + 1], d, n, &pa, &pb))
+			goto out;
+	} else {
+		if (print_text(stdout, argv[optind], argv[optind + 1], d, n, pa.nfuncs, top)) {
+			pr_err("out of memory");
 			goto out;
 		}
-	} else {
-		print_text(stdout, argv[optind], argv[optind + 1], d, n, pa.nfuncs, top);
 		if (only)
 			printf("\n%zu functions are profiled in only one of them (see --json)\n",
 			       only);

@@ -8,7 +8,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "user/builtin.h"
 #include "user/profile/profile.h"
@@ -30,19 +29,15 @@ static const char merge_usage[] =
 	"                    is written atomically; - is standard output\n"
 	"  -h, --help        show this help\n";
 
-/* Reads and validates PATH as a profile, and loads its document. NULL after one pr_err. */
+/* Reads and validates PATH as a profile and returns its document. NULL after one pr_err. */
 static json_t *load(const char *path)
 {
 	struct profile p;
-	json_error_t je;
-	json_t *doc;
+	json_t *doc = NULL;
 
-	if (profile__read(path, &p))
+	if (profile__read_doc(path, &p, &doc))
 		return NULL;
 	profile__release(&p);
-	doc = json_load_file(path, 0, &je);
-	if (!doc)
-		pr_err("'%s': cannot read the profile: %s", path, je.text);
 	return doc;
 }
 
@@ -65,7 +60,6 @@ int cmd_merge(int argc, char **argv)
 	const char *out = NULL;
 	json_t *acc = NULL;
 	struct profile check;
-	char *text = NULL;
 	int opt, status = EXIT_INPUT;
 
 	optind = 1;
@@ -100,12 +94,7 @@ int cmd_merge(int argc, char **argv)
 			goto out;
 	}
 	/* The sum is a profile the reader accepts, or it is not written. */
-	text = json_dumps(acc, JSON_COMPACT);
-	if (!text) {
-		pr_err("out of memory");
-		goto out;
-	}
-	if (profile__read_buffer(text, strlen(text), "the merged profile", &check)) {
+	if (profile__from_doc(acc, "the merged profile", &check)) {
 		pr_err("'%s': not written: the merged profile is not valid (see above)", out);
 		goto out;
 	}
@@ -113,7 +102,6 @@ int cmd_merge(int argc, char **argv)
 	if (profile_dest__write(out, "the profile", fill_doc, acc) == 0)
 		status = EXIT_OK;
 out:
-	free(text);
 	json_decref(acc);
 	return status;
 }

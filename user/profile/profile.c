@@ -2231,7 +2231,23 @@ static int read_root(struct reader *r, json_t *root)
 	return err;
 }
 
-int profile__read_buffer(const char *buf, size_t size, const char *name, struct profile *p)
+/* Reads document ROOT (a reference kept by the caller) into P, named R->name. */
+static int read_doc(struct reader *r, json_t *root)
+{
+	int err;
+
+	r->p->source = strdup(r->name);
+	err = r->p->source ? read_root(r, root) : rnomem(r);
+	free(r->slots);
+	r->slots = NULL;
+	if (err)
+		profile__release(r->p);
+	return err;
+}
+
+/* profile__read_buffer, and with DOC the parsed document (owned by the caller) on success. */
+static int read_buffer(const char *buf, size_t size, const char *name, struct profile *p,
+		       json_t **doc)
 {
 	struct reader r = { .name = name ? name : "profile", .p = p };
 	json_error_t jerr;
@@ -2254,16 +2270,32 @@ int profile__read_buffer(const char *buf, size_t size, const char *name, struct 
 			return rnomem(&r);
 		return rfail(&r, "truncated or corrupt JSON at line %d: %s", jerr.line, jerr.text);
 	}
-	p->source = strdup(r.name);
-	err = p->source ? read_root(&r, root) : rnomem(&r);
+	err = read_doc(&r, root);
+	if (!err && doc)
+		*doc = json_incref(root);
 	json_decref(root);
-	free(r.slots);
-	if (err)
-		profile__release(p);
 	return err;
 }
 
+int profile__read_buffer(const char *buf, size_t size, const char *name, struct profile *p)
+{
+	return read_buffer(buf, size, name, p, NULL);
+}
+
+int profile__from_doc(json_t *root, const char *name, struct profile *p)
+{
+	struct reader r = { .name = name ? name : "profile", .p = p };
+
+	memset(p, 0, sizeof(*p));
+	return read_doc(&r, root);
+}
+
 int profile__read(const char *path, struct profile *p)
+{
+	return profile__read_doc(path, p, NULL);
+}
+
+int profile__read_doc(const char *path, struct profile *p, json_t **doc)
 {
 	struct stat st;
 	size_t size = 0, cap;
@@ -2329,7 +2361,7 @@ int profile__read(const char *path, struct profile *p)
 		size += (size_t)n;
 	}
 	close(fd);
-	err = profile__read_buffer(buf, size, path, p);
+	err = read_buffer(buf, size, path, p, doc);
 	free(buf);
 	return err;
 }

@@ -361,6 +361,15 @@ int profile__read(const char *path, struct profile *p);
 /* profile__read on the SIZE bytes at BUF; NAME names the input in messages. */
 int profile__read_buffer(const char *buf, size_t size, const char *name, struct profile *p);
 
+/* profile__read, and on success the parsed document into *DOC when DOC is not NULL (a
+ * reference the caller releases with json_decref), for a caller that works on the document
+ * itself (`edgeprof merge`). */
+int profile__read_doc(const char *path, struct profile *p, json_t **doc);
+
+/* Validates and reads document ROOT (already parsed; not released), named NAME in
+ * messages, into P, with profile__read's checks and its single pr_err line on failure. */
+int profile__from_doc(json_t *root, const char *name, struct profile *p);
+
 /* Frees everything P owns and zeroes it; safe on a zeroed or failed-to-read P. */
 void profile__release(struct profile *p);
 

@@ -343,6 +343,13 @@ static void summarize(struct merge *m, json_t *o)
 		nomem(m);
 }
 
+/* The "merged" entry of input NAME whose run is RUN: {"source","argv","seconds"}. */
+static json_t *merged_entry(const char *name, json_t *run)
+{
+	return json_pack("{s:s,s:O*,s:O*}", "source", name, "argv", json_object_get(run, "argv"),
+			 "seconds", json_object_get(run, "seconds"));
+}
+
 /* What the merged profile says of its run: A's, with the sums of what adds up, and each
  * input's own run under "merged". */
 static void merge_run(struct merge *m, json_t *a, json_t *b, const char *b_name)
@@ -356,8 +363,7 @@ static void merge_run(struct merge *m, json_t *a, json_t *b, const char *b_name)
 		mfail(m, "no run");
 		return;
 	}
-	one = json_pack("{s:s,s:O*,s:O*}", "source", b_name, "argv", json_object_get(rb, "argv"),
-			"seconds", json_object_get(rb, "seconds"));
+	one = merged_entry(b_name, rb);
 	if (!one || !merged || json_array_append_new(merged, one)) {
 		json_decref(one);
 		nomem(m);
@@ -395,8 +401,7 @@ int profile_merge__start(json_t *a, const char *a_name)
 	if (json_object_get(run, "merged"))
 		return 0; /* merged before: its inputs are listed already */
 	merged = json_array();
-	one = json_pack("{s:s,s:O*,s:O*}", "source", a_name, "argv", json_object_get(run, "argv"),
-			"seconds", json_object_get(run, "seconds"));
+	one = merged_entry(a_name, run);
 	if (!merged || !one || json_array_append_new(merged, one) ||
 	    json_object_set_new(run, "merged", merged)) {
 		json_decref(one);
