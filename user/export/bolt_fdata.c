@@ -71,7 +71,7 @@ static int load_names(struct names *nm, const struct elf_image *img)
 	GElf_Shdr sh;
 	Elf_Data *data;
 	struct bolt_sym **by_name = NULL;
-	size_t count, cap = 0;
+	size_t count;
 
 	memset(nm, 0, sizeof(*nm));
 	while ((scn = elf_nextscn(img->elf, scn)))
@@ -103,7 +103,6 @@ static int load_names(struct names *nm, const struct elf_image *img)
 				      .name = name,
 				      .local = GELF_ST_BIND(s.st_info) == STB_LOCAL,
 				      .func = type == STT_FUNC || type == STT_GNU_IFUNC};
-		cap++;
 	}
 	qsort(nm->syms, nm->n, sizeof(*nm->syms), cmp_sym);
 	/* A function symbol without a size (crtstuff's, _init) reaches the next one. */
@@ -133,7 +132,6 @@ static int load_names(struct names *nm, const struct elf_image *img)
 		k = i + 1;
 	}
 	free(by_name);
-	(void)cap;
 	return 0;
 }
 
@@ -213,27 +211,20 @@ static void edge_record(struct exporter *x, uint64_t from, uint64_t to, uint64_t
 		x->st->calls++;
 }
 
+/* Whether ADDR is the target of a direct jump of the current function symbol (X->jumped). */
+static bool jumped_to(const struct exporter *x, uint64_t addr)
+{
+	size_t i = sort__lower_bound_u64(x->jumped, x->njumped, addr);
+
+	return i < x->njumped && x->jumped[i] == addr;
+}
+
 /* Whether block B of F starts a block of BOLT's: not when the only way in is from the block
  * before it, as the return point of the call ending that block (a call ends no block of
  * BOLT's), or as the fall-through of its jcc into a lone direct jmp (BOLT's block ends with
  * both: `jcc A; jmp B`, the jmp standing for the fall-through). A target of a direct jump
  * anywhere in the function symbol's bytes always starts one: BOLT decodes them all, code
  * after a call that does not return included. */
-static bool jumped_to(const struct exporter *x, uint64_t addr)
-{
-	size_t lo = 0, hi = x->njumped;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->jumped[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < x->njumped && x->jumped[lo] == addr;
-}
-
 static bool bolt_leader(const struct exporter *x, const struct cfg_func *f, uint32_t b)
 {
 	const struct cfg_block *bl = &f->blocks[b];
@@ -391,6 +382,16 @@ static void call_record(struct exporter *x, uint64_t at, uint64_t target, const 
 	x->st->calls++;
 }
 
+/* A fall-through of BOLT's from instruction FROM to TO, counted as BOLT counts it: COUNT, the
+ * executions of its block (bolt_block_count; -1 when unknown: left out, and counted). */
+static void fallthrough(struct exporter *x, uint64_t from, uint64_t to, int64_t count)
+{
+	if (count < 0)
+		x->st->unknown_records++;
+	else if (count > 0)
+		edge_record(x, from, to, (uint64_t)count);
+}
+
 static void export_func(struct exporter *x, size_t fi, const struct profile_func *pf)
 {
 	const struct cfg_func *f = &x->prog->funcs[fi];
@@ -402,15 +403,15 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 	sweep(x, f->entry);
 	for (uint32_t b = 0; b < f->nblocks && !x->err; b++) {
 		const struct cfg_insn *last = last_insn(f, b);
+		int64_t bb = bolt_block_count(x, f, pf, b);
 
 		/* A jump target inside the block (from code the CFG does not reach) splits
 		 * BOLT's block there: a fall-through. */
 		for (uint32_t k = 1; k < f->blocks[b].ninsns; k++) {
 			const struct cfg_insn *in = &f->insns[f->blocks[b].first_insn + k];
 
-			if (jumped_to(x, in->addr) && bolt_block_count(x, f, pf, b) > 0)
-				edge_record(x, (in - 1)->addr, in->addr,
-					    (uint64_t)bolt_block_count(x, f, pf, b));
+			if (jumped_to(x, in->addr))
+				fallthrough(x, (in - 1)->addr, in->addr, bb);
 		}
 
 		for (uint32_t k = 0; k < f->blocks[b].nsucc; k++) {
@@ -429,9 +430,8 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 
 			switch (ed->kind) {
 			case EDGE_FALLTHROUGH:
-				c = (uint64_t)bolt_block_count(x, f, pf, b);
-				if (bolt_block_count(x, f, pf, b) > 0 && ed->to < f->nblocks)
-					edge_record(x, last->addr, f->blocks[ed->to].start, c);
+				if (ed->to < f->nblocks)
+					fallthrough(x, last->addr, f->blocks[ed->to].start, bb);
 				break;
 			case EDGE_NORETURN:
 				/* A call BOLT takes for one that returns: its fall-through, when
@@ -439,9 +439,8 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 				if (last->flow == INSN_CALL && bolt_returns(f, last->addr) &&
 				    b + 1 < f->nblocks &&
 				    f->blocks[b + 1].start == f->blocks[b].end &&
-				    bolt_leader(x, f, b + 1) && bolt_block_count(x, f, pf, b) > 0)
-					edge_record(x, last->addr, f->blocks[b + 1].start,
-						    (uint64_t)bolt_block_count(x, f, pf, b));
+				    bolt_leader(x, f, b + 1))
+					fallthrough(x, last->addr, f->blocks[b + 1].start, bb);
 				break;
 			case EDGE_NOT_TAKEN:
 				if (ed->to < f->nblocks && !bolt_leader(x, f, ed->to))
@@ -456,12 +455,8 @@ static void export_func(struct exporter *x, size_t fi, const struct profile_func
 			case EDGE_CALL_RETURN:
 				/* A fall-through of BOLT's only where the return point starts a
 				 * block of BOLT's; counted as the call's executions. */
-				if (bolt_block_count(x, f, pf, b) < 0)
-					x->st->unknown_records++;
-				else if (ed->to < f->nblocks && bolt_leader(x, f, ed->to) &&
-					 bolt_block_count(x, f, pf, b) > 0)
-					edge_record(x, last->addr, f->blocks[ed->to].start,
-						    (uint64_t)bolt_block_count(x, f, pf, b));
+				if (ed->to < f->nblocks && bolt_leader(x, f, ed->to))
+					fallthrough(x, last->addr, f->blocks[ed->to].start, bb);
 				break;
 			case EDGE_TAIL_CALL: {
 				/* A jump to a PLT stub is named after the call's callee. */

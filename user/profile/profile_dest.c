@@ -452,7 +452,9 @@ int profile_dest__write(const char *path, const char *what, profile_dest_fill_fn
 		/* A FIFO blocks until it has a reader, as a shell redirection does. */
 		fd = d.kind == PROFILE_DEST_FD ? fcntl(d.fd, F_DUPFD_CLOEXEC, 3)
 					       : open(d.path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0 && d.kind == PROFILE_DEST_FD)
+			dfail(&e, -errno, "descriptor %d: %s", d.fd, strerror(errno));
+		else if (fd < 0)
 			dfail(&e, -errno, "%s", strerror(errno));
 		else
 			write_in_place(fd, fill, ctx, &e);
