@@ -56,6 +56,12 @@ static const char export_usage[] =
 	"                   required); a file is written atomically\n"
 	"  -h, --help       show this help\n";
 
+enum export_format { FORMAT_BOLT, FORMAT_LCOV, FORMAT_GCOV };
+
+static const char *const format_names[] = { "bolt", "lcov", "gcov" };
+
+static const char no_lines[] = "the binary has no line tables (build it with -g)";
+
 struct export_ctx {
 	bool lcov;
 	const struct profile *p;
@@ -73,9 +79,7 @@ static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
 
 	if (err)
 		snprintf(msg, size, "%s",
-			 err == -ENOMEM ? "out of memory"
-			 : err == -ENOENT ? "the binary has no line tables (build it with -g)"
-					  : "write error");
+			 err == -ENOMEM ? "out of memory" : err == -ENOENT ? no_lines : "write error");
 	return err;
 }
 
@@ -94,6 +98,12 @@ static int fill_gcov(FILE *out, void *ctx, char *msg, size_t size)
 	return err;
 }
 
+static void warn_violations(const char *file, uint32_t n)
+{
+	if (n)
+		pr_warn("'%s': left out: %" PRIu32 " functions with violations", file, n);
+}
+
 /* --format gcov: one report per source file into DIR (made if missing). Returns 0, or -1
  * after one pr_err line. */
 static int write_gcov_dir(const char *dir, const char *file, const struct profile *p,
@@ -108,7 +118,7 @@ static int write_gcov_dir(const char *dir, const char *file, const struct profil
 		return pr_err("'%s': cannot make the directory: %s", dir, strerror(errno));
 	err = line_counts__build(&lc, p, prog, img);
 	if (err == -ENOENT)
-		return pr_err("'%s': the binary has no line tables (build it with -g)", file);
+		return pr_err("'%s': %s", file, no_lines);
 	if (err)
 		return pr_err("out of memory");
 	for (size_t k = 0; k < lc.nfiles && !err; k++) {
@@ -123,9 +133,8 @@ static int write_gcov_dir(const char *dir, const char *file, const struct profil
 			err = -1;
 		n++;
 	}
-	if (!err && lc.unknown_funcs)
-		pr_warn("'%s': left out: %" PRIu32 " functions with violations", file,
-			lc.unknown_funcs);
+	if (!err)
+		warn_violations(file, lc.unknown_funcs);
 	if (!err)
 		pr_info("'%s': %" PRIu32 " gcov reports", dir, n);
 	line_counts__free(&lc);
@@ -140,7 +149,8 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *out = "-", *file = PROFILE_DEFAULT_PATH;
+	const char *format_name = NULL, *out = "-", *file = PROFILE_DEFAULT_PATH;
+	enum export_format format = FORMAT_BOLT;
 	struct profile p = { 0 };
 	struct elf_image img;
 	struct cfg_program prog;
@@ -153,7 +163,7 @@ int cmd_export(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			format = optarg;
+			format_name = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -165,35 +175,35 @@ int cmd_export(int argc, char **argv)
 			return getopt_error("export", opt, argv);
 		}
 	}
-	if (!format)
-		return usage_error("export", "no format (--format bolt|lcov)");
-	if (strcmp(format, "bolt") && strcmp(format, "lcov") && strcmp(format, "gcov"))
-		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov)", format);
-	if (!strcmp(format, "gcov") && !strcmp(out, "-"))
+	if (!format_name)
+		return usage_error("export", "no format (--format bolt|lcov|gcov)");
+	while (format <= FORMAT_GCOV && strcmp(format_name, format_names[format]))
+		format++;
+	if (format > FORMAT_GCOV)
+		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov)", format_name);
+	if (format == FORMAT_GCOV && !strcmp(out, "-"))
 		return usage_error("export", "--format gcov needs a directory (-o DIR)");
 	if (argc - optind > 2)
 		return usage_error("export", "too many arguments");
 	if (optind < argc)
 		file = argv[optind];
-	if ((strcmp(format, "gcov") && profile_dest__check(out)) || profile__read(file, &p))
+	if ((format != FORMAT_GCOV && profile_dest__check(out)) || profile__read(file, &p))
 		goto out;
 	if (profile_binary__open(&p, file, optind + 1 < argc ? argv[optind + 1] : NULL, &img,
 				 &prog))
 		goto out;
 	opened = true;
-	if (!strcmp(format, "gcov")) {
+	if (format == FORMAT_GCOV) {
 		if (!write_gcov_dir(out, file, &p, &prog, &img))
 			status = EXIT_OK;
 		goto out;
 	}
-	c = (struct export_ctx){ .lcov = !strcmp(format, "lcov"), .p = &p, .prog = &prog,
+	c = (struct export_ctx){ .lcov = format == FORMAT_LCOV, .p = &p, .prog = &prog,
 				 .img = &img };
 	if (profile_dest__write(out, c.lcov ? "the tracefile" : "the fdata", fill_export, &c))
 		goto out;
 	if (c.lcov) {
-		if (c.lst.unknown_funcs)
-			pr_warn("'%s': left out: %" PRIu32 " functions with violations", file,
-				c.lst.unknown_funcs);
+		warn_violations(file, c.lst.unknown_funcs);
 		pr_info("'%s': %" PRIu32 " files, %" PRIu32 " of %" PRIu32 " lines hit, %" PRIu32
 			" branches, %" PRIu32 " functions",
 			out, c.lst.files, c.lst.lines_hit, c.lst.lines, c.lst.branches,

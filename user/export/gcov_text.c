@@ -70,9 +70,9 @@ int gcov_text__write(FILE *out, const struct line_counts *c, const char *file)
 				f->name, f->count, percent(f->returned, f->count),
 				percent(f->nblocks_ran, f->nblocks));
 		}
-		for (; li < c->nlines && c->lines[li].file == file && c->lines[li].line == line; li++) {
+		if (li < c->nlines && c->lines[li].file == file && c->lines[li].line == line) {
 			code = true;
-			n = c->lines[li].count > n ? c->lines[li].count : n;
+			n = c->lines[li++].count;
 		}
 		/* Without the source, only the lines with code are written. */
 		if (!code && !has_text)

@@ -12,8 +12,8 @@
 #include "user/export/line_counts.h"
 
 /* Writes file F's record; *LI, *BI, *FI walk the sorted lines, branches and functions. */
-static void write_file(FILE *out, const struct line_counts *c, const char *f, size_t *li, size_t *bi,
-		       size_t *fi, struct lcov_stats *st)
+static void write_file(FILE *out, const struct line_counts *c, const char *f, size_t *li,
+		       size_t *bi, size_t *fi, struct lcov_stats *st)
 {
 	uint32_t lf = 0, lh = 0, brf = 0, brh = 0, fnf = 0, fnh = 0;
 	size_t f0 = *fi;
@@ -43,17 +43,10 @@ static void write_file(FILE *out, const struct line_counts *c, const char *f, si
 		}
 	}
 	fprintf(out, "BRF:%" PRIu32 "\nBRH:%" PRIu32 "\n", brf, brh);
-	while (*li < c->nlines && c->lines[*li].file == f) {
-		int line = c->lines[*li].line;
-		int64_t n = 0;
-
-		for (; *li < c->nlines && c->lines[*li].file == f && c->lines[*li].line == line;
-		     (*li)++)
-			if (c->lines[*li].count > n)
-				n = c->lines[*li].count;
-		fprintf(out, "DA:%d,%" PRId64 "\n", line, n);
+	for (; *li < c->nlines && c->lines[*li].file == f; (*li)++) {
+		fprintf(out, "DA:%d,%" PRId64 "\n", c->lines[*li].line, c->lines[*li].count);
 		lf++;
-		lh += n > 0;
+		lh += c->lines[*li].count > 0;
 	}
 	fprintf(out, "LF:%" PRIu32 "\nLH:%" PRIu32 "\nend_of_record\n", lf, lh);
 	st->files++;

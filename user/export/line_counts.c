@@ -42,8 +42,8 @@ static const char *intern(struct line_counts *c, const char *f)
 }
 
 /* The file and line of ADDR into *FILE and *LINE; false when it has none. */
-static bool where(struct line_counts *c, struct srcline *sl, uint64_t addr, const char **file, int *line,
-		  int *err)
+static bool where(struct line_counts *c, struct srcline *sl, uint64_t addr, const char **file,
+		  int *line, int *err)
 {
 	const char *f;
 
@@ -67,8 +67,8 @@ static int64_t edge_count(const struct profile_func *pf, const struct cfg_func *
 	return -1;
 }
 
-static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi, const struct cfg_func *f,
-		       const struct profile_func *pf)
+static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
+		       const struct cfg_func *f, const struct profile_func *pf)
 {
 	const char *file;
 	int line, err = 0;
@@ -163,6 +163,7 @@ int line_counts__build(struct line_counts *c, const struct profile *p,
 		       const struct cfg_program *prog, const struct elf_image *img)
 {
 	struct srcline *sl = NULL;
+	size_t n;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -187,6 +188,17 @@ int line_counts__build(struct line_counts *c, const struct profile *p,
 		return err;
 	}
 	qsort(c->lines, c->nlines, sizeof(*c->lines), cmp_line);
+	/* One entry per line: the largest count of its instructions' blocks. */
+	n = 0;
+	for (size_t i = 0; i < c->nlines; i++) {
+		struct lc_line *last = n ? &c->lines[n - 1] : NULL;
+
+		if (last && last->file == c->lines[i].file && last->line == c->lines[i].line)
+			last->count = c->lines[i].count > last->count ? c->lines[i].count : last->count;
+		else
+			c->lines[n++] = c->lines[i];
+	}
+	c->nlines = n;
 	qsort(c->branches, c->nbranches, sizeof(*c->branches), cmp_branch);
 	qsort(c->funcs, c->nfuncs, sizeof(*c->funcs), cmp_func);
 	c->sorted = malloc((c->nfiles ? c->nfiles : 1) * sizeof(*c->sorted));

@@ -19,7 +19,7 @@
 struct lc_line {
 	const char *file;
 	int line;
-	int64_t count; /* of one block holding an instruction of the line */
+	int64_t count; /* the largest count of the blocks holding an instruction of the line */
 };
 
 struct lc_branch {
@@ -39,7 +39,7 @@ struct lc_func {
 };
 
 struct line_counts {
-	struct lc_line *lines;       /* sorted by file name, line */
+	struct lc_line *lines;       /* sorted by file name, line; one per line */
 	size_t nlines, lines_cap;
 	struct lc_branch *branches;  /* sorted by file name, line, function, block */
 	size_t nbranches, branches_cap;
