@@ -22,8 +22,8 @@ def records(path):
     return out
 
 bolt, ep = records(d + "/bolt.fdata"), records(d + "/ep.fdata")
-# With DIR/ep2.fdata (a second edgeprof run of the same workload): the functions whose records
-# differ between the two runs do not run the same way twice; their records are not compared.
+# The functions whose records differ between a side's first run and its further runs (with
+# other addresses) do not run the same way at other addresses; their records are not compared.
 unstable = set()
 for first, who in ((ep, "ep"), (bolt, "bolt")):
     for n in range(2, 8):
@@ -31,9 +31,9 @@ for first, who in ((ep, "ep"), (bolt, "bolt")):
         if not os.path.exists(path):
             continue
         again = records(path)
-        for k in set(first) ^ set(again) | {k for k in set(first) & set(again)
-                                             if first[k] != again[k]}:
-            unstable.add(k[1] if k[0] == "1" else k[4])
+        for k in set(first) | set(again):
+            if first.get(k) != again.get(k):
+                unstable.add(k[1] if k[0] == "1" else k[4])
 # BOLT's view: which functions it instruments, which have an entry block without successors.
 simple, no_succ, cur, in_entry = {}, set(), None, False
 for line in open(d + "/cfg.txt"):
@@ -51,8 +51,9 @@ for line in open(d + "/cfg.txt"):
         no_succ.add(cur)
     if in_entry and "Successors:" in line:
         no_succ.discard(cur)
-# The instructions of the binary, by function symbol and offset.
-insn, syms, base = {}, {}, None
+# The instructions of the binary, by function symbol and offset, and the functions that call
+# setjmp (their blocks after it run again at each longjmp).
+insn, setjmps, base = {}, set(), None
 for line in open(d + "/dis.txt"):
     m = re.match(r'([0-9a-f]+) <(.*)>:', line)
     if m:
@@ -61,28 +62,29 @@ for line in open(d + "/dis.txt"):
     m = re.match(r'\s+([0-9a-f]+):\s+(.*)', line)
     if m and base:
         insn[(base[0], int(m.group(1), 16) - base[1])] = m.group(2)
+        if re.search(r'call\s.*<(_setjmp|setjmp|__sigsetjmp|sigsetjmp)@plt>', m.group(2)):
+            setjmps.add(base[0])
 plain = lambda bolt_name: re.sub(r'/\d+$', '', bolt_name)
-# Functions that call setjmp (their blocks after it run again at each longjmp).
-setjmps, cur_f = set(), None
-for line in open(d + "/dis.txt"):
-    m = re.match(r'[0-9a-f]+ <(.*)>:', line)
-    if m:
-        cur_f = m.group(1)
-    elif cur_f and re.search(r'call\s.*<(_setjmp|setjmp|__sigsetjmp|sigsetjmp)@plt>', line):
-        setjmps.add(cur_f)
 
 def text(func, off):
     return insn.get((plain(func), int(off, 16)), "")
 
-into = lambda recs, f: sum(n for k, n in recs.items() if k[3] == "1" and k[4] == f and k[5] == "0")
+def entries(recs):
+    """Per function, the sum of the records into its start."""
+    out = collections.Counter()
+    for k, n in recs.items():
+        if k[3] == "1" and k[5] == "0":
+            out[k[4]] += n
+    return out
+
+into_bolt, into_ep = entries(bolt), entries(ep)
 # Functions BOLT gives entries inside (around calls with landing pads): its own artifact.
 inner_entries = {k[4] for k in bolt if k[0] == "0" and k[5] != "0"}
 # Functions entered as often in both files (all records into their start): where the two
 # attribute those entries differently (BOLT: calls from functions it does not instrument are
 # entry records, indirect calls are calls; edgeprof the other way round), the records into
 # their start may differ.
-same_total = {k[4] for k in set(bolt) | set(ep) if k[3] == "1" and k[5] == "0"
-              and into(bolt, k[4]) == into(ep, k[4])}
+same_total = {f for f in set(into_bolt) | set(into_ep) if into_bolt[f] == into_ep[f]}
 starts = lambda k: k[3] == "1" and k[5] == "0" and k[4] in same_total
 same = only_bolt = 0
 explained = collections.Counter()
@@ -91,11 +93,12 @@ for k in sorted(set(bolt) | set(ep)):
     if (k[1] if k[0] == "1" else k[4]) in unstable and bolt.get(k) != ep.get(k):
         explained["function whose counts depend on addresses"] += 1
     elif k in bolt and k in ep:
-        if bolt[k] != ep[k] and starts(k):
+        if bolt[k] == ep[k]:
+            same += 1
+        elif starts(k):
             explained["records into a function's start, its entries equal"] += 1
-        elif bolt[k] != ep[k]:
+        else:
             fails.append("count differs: %s bolt %d edgeprof %d" % (" ".join(k), bolt[k], ep[k]))
-        same += 1
     elif k in bolt:
         t = text(k[1], k[2])
         if k[0] == "1" and (re.search(r'call\s+\*', t) or
