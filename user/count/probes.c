@@ -1,8 +1,8 @@
 /*
  * Loading, attaching and reading the BPF counting program (see probes.h): the skeleton of
  * bpf/edgeprof.bpf.c, one uprobe-multi link per binary, the pids map, and the counters (a
- * plain array map, added to atomically). libbpf's own messages go to the log at -v / -vv; each failure is reported
- * here once, as one line saying what failed and why.
+ * plain array map, added to atomically). libbpf's own messages go to the log at -v / -vv;
+ * each failure is reported here once, as one line saying what failed and why.
  */
 #include "user/count/probes.h"
 
