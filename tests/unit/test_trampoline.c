@@ -821,7 +821,7 @@ static void test_patch_sites(void **state)
 	for (int k = 0; k < 2; k++) {
 		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], 0, bias,
 						   (uint64_t)(uintptr_t)(region + (9 + k) * SLOT),
-						   (uint64_t)(uintptr_t)counters, k == 1, &b[k]),
+						   (uint64_t)(uintptr_t)counters, k == 1, NULL, &b[k]),
 				 0);
 		memcpy((void *)(uintptr_t)b[k].tramp, b[k].tramp_code, b[k].tramp_len);
 		text_writable(b[k].site, true);
@@ -838,7 +838,7 @@ static void test_patch_sites(void **state)
 	assert_int_equal(counters[14], 2);
 	/* A window that is not the site's is refused. */
 	assert_int_equal(patch_sites__emit(ps, &cs, start[0], (uint8_t)(len[0] + 1), 0, bias,
-					   b[0].tramp, (uint64_t)(uintptr_t)counters, false, &x),
+					   b[0].tramp, (uint64_t)(uintptr_t)counters, false, NULL, &x),
 			 -EINVAL);
 	uninstall(&b[1]);
 	uninstall(&b[0]);
@@ -899,11 +899,11 @@ static void test_springboard_sites(void **state)
 	/* A springboard that is not the window's is refused. */
 	assert_int_not_equal(patch_sites__emit(ps, &cs, start[0], len[0], 0, bias,
 					       (uint64_t)(uintptr_t)(region + 11 * SLOT),
-					       (uint64_t)(uintptr_t)counters, false, &b[0]),
+					       (uint64_t)(uintptr_t)counters, false, NULL, &b[0]),
 			     0);
 	assert_int_not_equal(patch_sites__emit(ps, &cs, start[0], len[0], sb[0] + 200, bias,
 					       (uint64_t)(uintptr_t)(region + 11 * SLOT),
-					       (uint64_t)(uintptr_t)counters, false, &b[0]),
+					       (uint64_t)(uintptr_t)counters, false, NULL, &b[0]),
 			     0);
 	counters[20] = counters[21] = counters[22] = 0;
 	for (int k = 0; k < 2; k++) {
@@ -911,7 +911,7 @@ static void test_springboard_sites(void **state)
 		memcpy(sb_before[k], (const void *)(uintptr_t)(sb[k] + bias), 5);
 		assert_int_equal(patch_sites__emit(ps, k ? &bs : &cs, start[k], len[k], sb[k], bias,
 						   (uint64_t)(uintptr_t)(region + (11 + k) * SLOT),
-						   (uint64_t)(uintptr_t)counters, false, &b[k]),
+						   (uint64_t)(uintptr_t)counters, false, NULL, &b[k]),
 				 0);
 		assert_int_equal(b[k].sb, sb[k] + bias);
 		assert_int_equal(b[k].code[0], 0xeb);
@@ -983,7 +983,7 @@ static void test_short_window_held(void **state)
 	memcpy(sb_before, (const void *)(uintptr_t)(sb + bias), 5);
 	assert_int_equal(patch_sites__emit(ps, &cs, start, len, sb, bias,
 					   (uint64_t)(uintptr_t)(region + 160 * SLOT),
-					   (uint64_t)(uintptr_t)counters, false, &b),
+					   (uint64_t)(uintptr_t)counters, false, NULL, &b),
 			 0);
 	assert_int_equal(b.len, 2);
 	assert_int_equal(b.code[0], 0xeb);

@@ -109,8 +109,10 @@ static int attach_probes(void *arg, int pid)
 	/* Probes in this process only (and in the children it forks, given their own):
 	 * other processes running the same binary never trap on them. */
 	session__bind(s, pid);
+	pr_debug("process %d at its exec: placing the counters", pid);
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
+	pr_debug("process %d: counters placed, running", pid);
 	return session__count_pid(s, pid);
 }
 
@@ -288,6 +290,7 @@ int cmd_run(int argc, char **argv)
 						.lib_ids = &s.lib_ids[1], .nlib_ids = s.nobjs - 1 },
 			&tr))
 		goto out;
+	pr_debug("the program has ended");
 	pr_info("longjmps stopped and unwound: %u (longjmp watch %s%s)", tr.nlongjmps,
 		session__longjmp_lazy(&s) ? "only after a caught signal" : "always on",
 		tr.nlazy_watches ? ", which came" : "");

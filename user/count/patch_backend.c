@@ -20,6 +20,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "cfg/patch_window.h"
 #include "cfg/sort.h"
 #include "user/count/patch_backend.h"
 #include "user/count/patch_sites.h"
@@ -451,6 +452,125 @@ static size_t thread_count(int pid)
 	return n;
 }
 
+/* What the trampolines of one object may copy (patch_sites.h, struct patch_conts). */
+struct conts {
+	struct patch_conts pc;
+	struct code_copy mem;
+	const struct count_object *o;
+	uint64_t *stop, *lo, *hi;
+	uint64_t *rsite, *rtramp; /* the shortcuts (conts_shortcuts) */
+};
+
+static bool conts_bytes_ok(void *ctx, uint64_t vaddr, uint8_t len)
+{
+	struct conts *c = ctx;
+	size_t none = 0;
+
+	return same_as_file(c->o, &c->mem, vaddr, len, &none);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Fills *C for O's checked windows in process PID: every site and avoided point a stop, every
+ * window and springboard a range written over, the bytes compared with the process's. Leaves
+ * C->pc.ctx NULL (no continuations) when EDGEPROF_NO_CONTINUATIONS is set (to measure what
+ * they save). Returns 0 or -ENOMEM. */
+static int conts_make(const struct count_object *o, const struct patch_obj *po, int pid,
+		      struct conts *c)
+{
+	const struct placement *pl = o->pl;
+	const char *env = getenv("EDGEPROF_NO_CONTINUATIONS");
+	uint64_t *pairs;
+	size_t ns = 0, nr = 0;
+
+	if (env && *env && strcmp(env, "0"))
+		return 0;
+	c->o = o;
+	c->stop = malloc((pl->nsites + o->navoid + 1) * sizeof(*c->stop));
+	pairs = malloc((4 * po->nwin + 2) * sizeof(*pairs));
+	c->lo = malloc((2 * po->nwin + 1) * sizeof(*c->lo));
+	c->hi = malloc((2 * po->nwin + 1) * sizeof(*c->hi));
+	if (!c->stop || !pairs || !c->lo || !c->hi) {
+		free(pairs);
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < pl->nsites; i++)
+		c->stop[ns++] = pl->sites[i].addr;
+	for (size_t i = 0; i < o->navoid; i++)
+		c->stop[ns++] = o->avoid[i];
+	sort__u64(c->stop, ns);
+	for (size_t i = 0; i < po->nwin && i < pl->nsites; i++) {
+		if (!po->win_len[i])
+			continue;
+		pairs[2 * nr] = po->win_start[i];
+		pairs[2 * nr++ + 1] =
+		    patch_sites__span_end(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i]);
+		if (po->win_sb[i]) {
+			pairs[2 * nr] = po->win_sb[i];
+			pairs[2 * nr++ + 1] = po->win_sb[i] + PATCH_SPRING_LEN;
+		}
+	}
+	qsort(pairs, nr, 2 * sizeof(*pairs), cmp_range);
+	for (size_t i = 0; i < nr; i++) {
+		c->lo[i] = pairs[2 * i];
+		c->hi[i] = pairs[2 * i + 1];
+	}
+	free(pairs);
+	code_image(o, pid, &c->mem);
+	c->pc = (struct patch_conts){.stop = c->stop, .nstop = ns, .lo = c->lo, .hi = c->hi,
+				     .nranges = nr, .bytes_ok = conts_bytes_ok, .ctx = c};
+	return 0;
+}
+
+/* Sets C's jump shortcuts from the N trampolines BLOBS made for O's windows (PO, plan PL).
+ * Returns 0 or -ENOMEM (then none). */
+static int conts_shortcuts(struct conts *c, const struct placement *pl, const struct patch_obj *po,
+			   uint64_t bias, const struct patch_blob *blobs, size_t n)
+{
+	uint64_t *pairs = malloc((2 * n + 2) * sizeof(*pairs));
+	size_t k = 0;
+
+	c->rsite = malloc((n + 1) * sizeof(*c->rsite));
+	c->rtramp = malloc((n + 1) * sizeof(*c->rtramp));
+	if (!pairs || !c->rsite || !c->rtramp) {
+		free(pairs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, j = 0; i < pl->nsites && i < po->nwin && j < n; i++) {
+		if (!po->win_len[i])
+			continue;
+		pairs[2 * k] = po->win_start[i] + bias;
+		pairs[2 * k++ + 1] = blobs[j++].tramp;
+	}
+	qsort(pairs, k, 2 * sizeof(*pairs), cmp_range);
+	for (size_t i = 0; i < k; i++) {
+		c->rsite[i] = pairs[2 * i];
+		c->rtramp[i] = pairs[2 * i + 1];
+	}
+	free(pairs);
+	c->pc.redirect_site = c->rsite;
+	c->pc.redirect_tramp = c->rtramp;
+	c->pc.nredirect = k;
+	return 0;
+}
+
+static void conts_release(struct conts *c)
+{
+	free(c->rsite);
+	free(c->rtramp);
+	free(c->stop);
+	free(c->lo);
+	free(c->hi);
+	free(c->mem.buf);
+	memset(c, 0, sizeof(*c));
+}
+
 static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefused)
 {
 	struct patch_backend *b = be;
@@ -458,6 +578,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	const struct placement *pl = o->pl;
 	struct patcher_region reg;
 	struct patch_blob *blobs;
+	struct conts cs = { 0 };
 	size_t n = 0, nsb = 0;
 	uint64_t lo, hi, cap, off;
 	int err = 0, r;
@@ -506,6 +627,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 			po->region = r;
 	}
 	off = 0;
+	if (!err)
+		err = conts_make(o, po, pid, &cs);
 	if (!err) {
 		const struct patcher_region *rg = patcher__region(b->pt, (size_t)po->region);
 
@@ -519,7 +642,8 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 			}
 			err = patch_sites__emit(
 			    po->ps, &pl->sites[i], po->win_start[i], po->win_len[i], po->win_sb[i],
-			    o->bias, rg->tramp_base + off, rg->counters_base, b->atomic, &blobs[j]);
+			    o->bias, rg->tramp_base + off, rg->counters_base, b->atomic,
+			    cs.pc.ctx ? &cs.pc : NULL, &blobs[j]);
 			if (err) {
 				pr_err("'%s': cannot generate the counter at %#llx", o->path,
 				       (unsigned long long)pl->sites[i].addr);
@@ -528,8 +652,31 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 			off += (blobs[j].tramp_len + 15) & ~15u;
 			j++;
 		}
+		/* Again with jump shortcuts, now that every trampoline's place is known: a jump to
+		 * another window's start goes straight to its trampoline. A trampoline whose length
+		 * would change keeps the first one (at its place, without shortcuts). */
+		if (!err && cs.pc.ctx && !conts_shortcuts(&cs, pl, po, o->bias, blobs, n))
+			for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
+				struct patch_blob x;
+
+				if (i >= po->nwin || !po->win_len[i])
+					continue;
+				if (!patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
+						       po->win_len[i], po->win_sb[i], o->bias,
+						       blobs[j].tramp, rg->counters_base, b->atomic,
+						       &cs.pc, &x)) {
+					if (x.tramp_len == blobs[j].tramp_len) {
+						patch_blob__release(&blobs[j]);
+						blobs[j] = x;
+					} else {
+						patch_blob__release(&x);
+					}
+				}
+				j++;
+			}
 	}
 	cap = off;
+	conts_release(&cs);
 	if (!err)
 		err = patcher__install(b->pt, blobs, n);
 	if (err) {

@@ -480,9 +480,104 @@ bool patch_sites__emit_accepts(const struct patch_sites *ps, const struct probe_
 	return s->kind != SITE_INDIRECT || ind_of(ps, s->addr);
 }
 
+/* The most instructions and bytes of one continuation. */
+#define CONT_MAX_INSNS 12
+#define CONT_MAX_BYTES 64
+
+/* Whether [A, A + N) overlaps a range written over (CONTS' sorted, disjoint ranges). */
+static bool overwritten(const struct patch_conts *c, uint64_t a, uint8_t n)
+{
+	size_t lo = 0, hi = c->nranges;
+
+	while (lo < hi) { /* the first range ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->hi[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nranges && c->lo[lo] < a + n;
+}
+
+/* The continuation from ELF vaddr X in function FI (see struct tramp_cont) into *C, its sizes
+ * and kinds into SIZES and KINDS (CONT_MAX_INSNS each): true when there is one worth making,
+ * one that transfers control (a jcc, a jmp or a ret) before it must end. */
+static bool make_cont(const struct patch_sites *ps, size_t fi, uint64_t x,
+		      const struct patch_conts *c, uint64_t bias, struct tramp_cont *out,
+		      uint8_t *sizes, uint8_t *kinds)
+{
+	const struct cfg_func *f = &ps->prog->funcs[fi];
+	const struct patch_func *pf = &ps->pa.funcs[fi];
+	long k = patch_func__insn_at(f, x);
+	uint64_t a = x;
+	uint32_t n = 0, len = 0;
+	bool transfers = false;
+	const uint8_t *bytes;
+	size_t avail = 0;
+
+	if (pf->refused || k < 0 || !(bytes = elf_image__code(ps->prog->img, x, &avail)))
+		return false;
+	for (; (size_t)k < f->ninsns && n < CONT_MAX_INSNS; k++) {
+		const struct cfg_insn *in = &f->insns[k];
+		uint8_t kind = pf->reloc[k];
+
+		if (in->addr != a || len + in->size > CONT_MAX_BYTES || len + in->size > avail ||
+		    (kind != RELOC_COPY && kind != RELOC_RIP && kind != RELOC_JCC &&
+		     kind != RELOC_JMP && kind != RELOC_RET) ||
+		    sort__any_in_u64(c->stop, c->nstop, a, a + 1) ||
+		    overwritten(c, a, in->size) ||
+		    (c->bytes_ok && !c->bytes_ok(c->ctx, a, in->size)))
+			break;
+		sizes[n] = in->size;
+		kinds[n++] = kind;
+		len += in->size;
+		a += in->size;
+		if (kind == RELOC_JCC || kind == RELOC_JMP || kind == RELOC_RET)
+			transfers = true;
+		if (kind == RELOC_JMP || kind == RELOC_RET)
+			break;
+	}
+	if (!transfers)
+		return false;
+	*out = (struct tramp_cont){.at = x + bias, .bytes = bytes, .len = (uint8_t)len,
+				   .ninsns = (uint8_t)n, .sizes = sizes, .kinds = kinds};
+	return true;
+}
+
+/* The target of the direct jmp or jcc of SIZE bytes at ELF vaddr A of IMG in one of its plain
+ * forms (rel8 or rel32, no prefix), or 0. */
+static uint64_t branch_target(const struct elf_image *img, uint64_t a, uint8_t size)
+{
+	size_t avail = 0;
+	const uint8_t *b = elf_image__code(img, a, &avail);
+	int32_t d;
+
+	if (!b || avail < size)
+		return 0;
+	if (size == 2 && (b[0] == 0xeb || (b[0] & 0xf0) == 0x70))
+		return a + 2 + (uint64_t)(int64_t)(int8_t)b[1];
+	if (size == 5 && b[0] == 0xe9) {
+		memcpy(&d, b + 1, 4);
+		return a + 5 + (uint64_t)(int64_t)d;
+	}
+	if (size == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+		memcpy(&d, b + 2, 4);
+		return a + 6 + (uint64_t)(int64_t)d;
+	}
+	return 0;
+}
+
+static int cmp_cont(const void *a, const void *b)
+{
+	const struct tramp_cont *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
 		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
-		      bool atomic,
+		      bool atomic, const struct patch_conts *conts,
 		      struct patch_blob *out)
 {
 	struct patch_window w;
@@ -550,10 +645,44 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 			kinds[n] = pf->reloc[k];
 			total += sizes[n];
 		}
+		/* Continuations: the window's end, its jcc's two outcomes or its jmp's target. */
+		struct tramp_cont cont[2];
+		uint8_t csizes[2][CONT_MAX_INSNS], ckinds[2][CONT_MAX_INSNS];
+		uint64_t exits[2];
+		uint32_t nexits = 0, ncont = 0;
+
 		if (n && total == sp.len && f->insns[w.first].addr == start) {
 			sp.sizes = sizes;
 			sp.kinds = kinds;
 			sp.ninsns = n;
+		}
+		if (conts && s->kind != SITE_INDIRECT && w.last < f->ninsns) {
+			const struct cfg_insn *last = &f->insns[w.last];
+			uint8_t lk = pf->reloc[w.last];
+
+			if (lk == RELOC_JCC || lk == RELOC_JMP) {
+				uint64_t t = branch_target(ps->prog->img, last->addr, last->size);
+
+				if (t)
+					exits[nexits++] = t;
+			}
+			if (lk != RELOC_JMP && lk != RELOC_RET && lk != RELOC_JMP_IND &&
+			    lk != RELOC_CALL && lk != RELOC_CALL_IND)
+				exits[nexits++] = last->addr + last->size;
+			for (uint32_t x = 0; x < nexits; x++)
+				if ((!ncont || cont[0].at != exits[x] + bias) &&
+				    make_cont(ps, w.func, exits[x], conts, bias, &cont[ncont],
+					      csizes[ncont], ckinds[ncont]))
+					ncont++;
+			if (ncont == 2 && cont[1].at < cont[0].at)
+				qsort(cont, 2, sizeof(cont[0]), cmp_cont);
+			sp.cont = cont;
+			sp.ncont = ncont;
+		}
+		if (conts && conts->nredirect) {
+			sp.redirect_site = conts->redirect_site;
+			sp.redirect_tramp = conts->redirect_tramp;
+			sp.nredirect = (uint32_t)conts->nredirect;
 		}
 		return trampoline__emit(&sp, out);
 	}

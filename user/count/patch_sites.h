@@ -66,14 +66,37 @@ void patch_sites__reset_springboards(struct patch_sites *ps);
 bool patch_sites__emit_accepts(const struct patch_sites *ps, const struct probe_site *s,
 			       uint64_t start, uint8_t len, uint64_t sb);
 
+/* Where a trampoline may not run a copy of the original code (trampoline.h, struct
+ * tramp_cont), in ELF vaddrs: the sorted addresses STOP[0, NSTOP) that must run in the
+ * original code (every site of the plan, patched or not, a held thread's resume point, a
+ * breakpoint), the sorted, disjoint byte ranges [LO[i], HI[i]) written over (every window and
+ * springboard), and BYTES_OK(CTX, VADDR, LEN), whether the process holds the file's bytes
+ * there (NULL: unknown, taken as yes, as windows are). */
+struct patch_conts {
+	const uint64_t *stop;
+	size_t nstop;
+	const uint64_t *lo, *hi;
+	size_t nranges;
+	bool (*bytes_ok)(void *ctx, uint64_t vaddr, uint8_t len);
+	void *ctx;
+	/* Jump shortcuts (trampoline.h, struct tramp_spec): run-time window starts, sorted, and
+	 * their trampolines, installed and removed with this one (may be empty). */
+	const uint64_t *redirect_site, *redirect_tramp;
+	size_t nredirect;
+};
+
 /* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
  * an ELF vaddr patch_sites__window gave, or 0): BIAS is the object's
  * load bias, TRAMP the run-time address its trampoline will live at, COUNTERS the run-time
  * address of the object's counter 0 (counter c at COUNTERS + 8c), ATOMIC whether increments
- * start locked. Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
+ * start locked. With CONTS (may be NULL), where the trampoline leaves to original code of the
+ * site's function it runs a copy of the straight-line code there instead, when that copy
+ * reaches a ret, a jmp or a jcc before CONTS stops it (saving the jump back on those paths),
+ * and a jump to another window's start goes to that window's trampoline (CONTS' shortcuts).
+ * Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
 		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,
-		      bool atomic,
+		      bool atomic, const struct patch_conts *conts,
 		      struct patch_blob *out);
 
 /* The counter slots indirect sites may count into: one per table entry plus one for an index

@@ -14,7 +14,7 @@
 #include "cfg/flag_liveness.h"
 #include "cfg/patch_window.h"
 
-#define MAX_PCS 64
+#define MAX_PCS 128
 #define MAX_LOCKS 4
 
 struct emitter {
@@ -25,6 +25,7 @@ struct emitter {
 	uint32_t npcs;
 	uint32_t locks[MAX_LOCKS];
 	uint32_t nlock;
+	bool no_cont; /* make it without continuations (it did not fit with them) */
 	int err;
 };
 
@@ -33,7 +34,7 @@ static void put(struct emitter *e, const void *p, uint32_t n)
 	if (e->err)
 		return;
 	if (e->pos + n > TRAMP_MAX_LEN) {
-		e->err = -EINVAL;
+		e->err = -ENOSPC;
 		return;
 	}
 	memcpy(e->buf + e->pos, p, n);
@@ -79,7 +80,7 @@ static void mark(struct emitter *e, uint8_t clean, uint64_t orig, uint32_t pendi
 		pc = &e->pcs[e->npcs - 1];
 	} else {
 		if (e->npcs == MAX_PCS) {
-			e->err = -EINVAL;
+			e->err = -ENOSPC;
 			return;
 		}
 		pc = &e->pcs[e->npcs++];
@@ -398,6 +399,105 @@ static void copy_ref(struct emitter *e, const struct insn_ref *r, int modrm_reg)
 		put(e, r->bytes, r->size);
 }
 
+static csh tramp_capstone(void);
+
+/* The continuation of the spec starting at run-time address AT, or NULL. */
+static const struct tramp_cont *cont_at(const struct emitter *e, uint64_t at)
+{
+	const struct tramp_spec *sp = e->sp;
+	uint32_t lo = 0, hi = e->no_cont ? 0 : sp->ncont;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (sp->cont[mid].at == at)
+			return &sp->cont[mid];
+		if (sp->cont[mid].at < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Control goes on at original address TO, where nothing is pending: a copy of the
+ * continuation that starts there, else a jump to it. A continuation that is not what it
+ * says fails with -ENOSPC, as one that does not fit: the trampoline is made without. */
+static void go_to(struct emitter *e, uint64_t to)
+{
+	const struct tramp_cont *c = cont_at(e, to);
+	const uint8_t *code;
+	uint64_t at;
+	csh cs = 0;
+	cs_insn *in = NULL;
+
+	if (!c || to == e->sp->site) {
+		jmp_to(e, to);
+		return;
+	}
+	code = c->bytes;
+	at = c->at;
+	for (uint32_t k = 0; k < c->ninsns && !e->err; k++) {
+		struct insn_ref r = {.at = at, .bytes = code, .size = c->sizes[k],
+				     .kind = c->kinds[k]};
+
+		if ((uint64_t)(code - c->bytes) + r.size > c->len) {
+			e->err = -ENOSPC; /* made again without continuations */
+			break;
+		}
+		mark(e, true, at, PATCH_NO_COUNTER);
+		if (!plain_insn(&r)) {
+			const uint8_t *p = code;
+			size_t avail = r.size;
+			uint64_t a = at;
+
+			if (r.kind != RELOC_RIP || (!in && (!(cs = tramp_capstone()) ||
+							   !(in = cs_malloc(cs)))) ||
+			    !cs_disasm_iter(cs, &p, &avail, &a, in) || in->size != r.size ||
+			    patch_reloc__kind(in) != RELOC_RIP) {
+				e->err = -ENOSPC;
+				break;
+			}
+			r.in = in;
+		}
+		code += r.size;
+		at += r.size;
+		switch (r.kind) {
+		case RELOC_COPY:
+		case RELOC_RIP:
+			copy_ref(e, &r, -1);
+			break;
+		case RELOC_JCC:
+			put1(e, 0x0f);
+			put1(e, (uint8_t)(0x80 | r.cc));
+			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, r.target)));
+			break;
+		case RELOC_JMP:
+		case RELOC_RET:
+			if (k + 1 != c->ninsns) {
+				e->err = -ENOSPC;
+				break;
+			}
+			if (r.kind == RELOC_RET)
+				copy_ref(e, &r, -1);
+			else
+				jmp_to(e, r.target);
+			if (in)
+				cs_free(in, 1);
+			return;
+		default:
+			e->err = -ENOSPC;
+			break;
+		}
+	}
+	if (in)
+		cs_free(in, 1);
+	if (!e->err && at != c->at + c->len)
+		e->err = -ENOSPC;
+	mark(e, true, at, PATCH_NO_COUNTER);
+	jmp_to(e, at);
+}
+
 /* Relocates R. Returns true when it transfers control (no jump back after it). */
 static bool relocate(struct emitter *e, const struct insn_ref *r)
 {
@@ -417,7 +517,7 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 		copy_ref(e, r, -1);
 		return false;
 	case RELOC_JMP:
-		jmp_to(e, target);
+		go_to(e, target);
 		return true;
 	case RELOC_JMP_IND:
 	case RELOC_RET:
@@ -449,7 +549,7 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 		mark(e, true, next, sp->not_taken_counter);
 		increment(e, sp->not_taken_counter, sp->live_not_taken, next);
 		mark(e, true, next, PATCH_NO_COUNTER);
-		jmp_to(e, next);
+		go_to(e, next);
 		if (jcc_at == UINT32_MAX)
 			return true;
 		/* taken */
@@ -461,7 +561,7 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 		mark(e, true, target, sp->taken_counter);
 		increment(e, sp->taken_counter, sp->live_taken, target);
 		mark(e, true, target, PATCH_NO_COUNTER);
-		jmp_to(e, target);
+		go_to(e, target);
 		return true;
 	default:
 		e->err = -EINVAL;
@@ -494,7 +594,9 @@ static csh tramp_capstone(void)
 	return cs;
 }
 
-int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
+/* trampoline__emit, with the spec's continuations unless NO_CONT. Returns -ENOSPC when
+ * the trampoline would not fit. */
+static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *out)
 {
 	struct emitter *e;
 	csh cs;
@@ -532,6 +634,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 		goto out;
 	}
 	e->sp = sp;
+	e->no_cont = no_cont;
 	mark(e, true, sp->site, PATCH_NO_COUNTER); /* not fired yet */
 	increment(e, sp->entry_counter, sp->live_entry, sp->site);
 	/* Once the entry counter is bumped the site has fired: a thread moved to the site's
@@ -608,7 +711,7 @@ int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
 		indexed_over(e, over_at, join);
 	if (!e->err && !transferred) {
 		mark(e, true, sp->site + sp->len, PATCH_NO_COUNTER);
-		jmp_to(e, sp->site + sp->len);
+		go_to(e, sp->site + sp->len);
 	}
 	/* The site's jump: a jmp rel32 to the trampoline, or a jmp rel8 to the springboard
 	 * and there a jmp rel32. */
@@ -663,4 +766,13 @@ out:
 	if (in)
 		cs_free(in, 1);
 	return err;
+}
+
+int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out)
+{
+	int err = emit(sp, false, out);
+
+	if (err == -ENOSPC && sp->ncont)
+		err = emit(sp, true, out);
+	return err == -ENOSPC ? -EINVAL : err;
 }

@@ -61,6 +61,20 @@ enum tramp_flagsave {
 	TRAMP_SAVE_PUSHF,    /* pushfq; inc; popfq */
 };
 
+/* A stretch of original code a trampoline may run a copy of instead of jumping back to it
+ * (section 6.3's jump optimisation: the jump back is saved wherever the copy reaches a ret, a
+ * jmp or a taken jcc before it has to return to the original code). Whole instructions
+ * [AT, AT + LEN) (run-time addresses) of relocation kinds copy, rip-relative, jcc, jmp or ret
+ * only (cfg/patch_window.h), NINSNS of them with their SIZES and KINDS, which hold no site, no
+ * window and nothing else that must run in the original code; only the last may be a jmp or
+ * ret. A jcc's taken outcome jumps to its target, the copy goes on with its not-taken one. */
+struct tramp_cont {
+	uint64_t at;
+	const uint8_t *bytes;
+	uint8_t len, ninsns;
+	const uint8_t *sizes, *kinds;
+};
+
 /* One window's trampoline to make. The flags FLAG_* are cfg/flag_liveness.h's bits. */
 struct tramp_spec {
 	uint64_t site;           /* run-time address of the window start */
@@ -111,10 +125,15 @@ struct tramp_spec {
 	 * and must be what they say. */
 	const uint8_t *sizes, *kinds;
 	uint32_t ninsns;
+	/* Optional continuations, sorted by at: where the trampoline would jump back to the
+	 * start of one of them (the window's end, a jcc outcome, a jmp target), it runs the copy
+	 * instead. A trampoline that would grow past TRAMP_MAX_LEN with them is made without. */
+	const struct tramp_cont *cont;
+	uint32_t ncont;
 };
 
 /* The most bytes a trampoline takes. */
-#define TRAMP_MAX_LEN 192
+#define TRAMP_MAX_LEN 320
 
 /* The most bytes an indexed (indirect) window relocates. */
 #define TRAMP_MAX_RELOC 64

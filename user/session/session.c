@@ -508,6 +508,7 @@ int session__prepare(struct session *s, const char *binary, const struct session
 	pr_info("analysis (CFGs and probe plans) took %.3f s", s->analysis_s);
 	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
+	pr_debug("BPF programs and maps loaded");
 	probes__bind_pid(s->probes, o->bound_pid);
 	/* `run`: the probes are bound to the program's process once it exists (session__bind),
 	 * and each child it forks gets links of its own (session__child). */
@@ -1431,6 +1432,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	}
 	/* Every counter is read: the links go while the counts are propagated and written
 	 * (close_backends waits for them). */
+	pr_debug("counters read");
 	probes__detach_async(s->probes);
 	if (frames_to_virtual(&m, tr, &unmapped))
 		goto nomem;
@@ -1476,8 +1478,10 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 			pr_warn("'%s' was never attached: it has no section in the profile",
 				s->objs[k].path);
 	}
+	pr_debug("counts propagated");
 	if (profile__write(out, &in[0]))
 		goto out;
+	pr_debug("profile written");
 	if (nviol)
 		warn_violations(s, counts, nviol, tr, unmapped);
 	else if (unmapped)
@@ -1499,6 +1503,7 @@ nomem:
 	pr_err("out of memory");
 out:
 	close_backends(s);
+	pr_debug("counting backends closed");
 	for (size_t k = 0; k < n; k++) {
 		if (lines && lines[k])
 			srcline__close(lines[k]);

@@ -9,11 +9,15 @@
 #include <string.h>
 
 #include "cfg/error.h"
+#include "user/util/clock.h"
 
 static int verbosity;
+static double started; /* now_seconds() of the first log__set_verbosity() */
 
 void log__set_verbosity(int level)
 {
+	if (!started)
+		started = now_seconds();
 	verbosity = level;
 }
 
@@ -45,7 +49,11 @@ static void vlog(enum log_level level, const char *tag, const char *fmt, va_list
 	for (char *p = buf; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
-	fprintf(stderr, "edgeprof: %s%s\n", tag, buf);
+	/* Debugging output says when: phases can be timed with -vv. */
+	if (verbosity >= LOG_DEBUG)
+		fprintf(stderr, "edgeprof: [%7.3f] %s%s\n", now_seconds() - started, tag, buf);
+	else
+		fprintf(stderr, "edgeprof: %s%s\n", tag, buf);
 	fflush(stderr);
 }
 

@@ -2,7 +2,8 @@
  * Diagnostics for the edgeprof command: the only code that writes to stderr. Every line is
  * prefixed "edgeprof: " so it can be told apart from the target's output; reports go to stdout
  * through the commands themselves. A verbosity level decides which messages are shown:
- * errors and warnings always (unless quiet), information with -v, debug with -vv.
+ * errors and warnings always (unless quiet), information with -v, debug with -vv (each line
+ * then with the seconds since edgeprof started, to time its phases).
  */
 #ifndef EDGEPROF_USER_LOG_H
 #define EDGEPROF_USER_LOG_H
@@ -14,7 +15,8 @@ enum log_level {
 	LOG_DEBUG = 2,  /* -vv */
 };
 
-/* Sets the verbosity: -1 quiet (errors only), 0 default, 1 info, 2 debug. */
+/* Sets the verbosity: -1 quiet (errors only), 0 default, 1 info, 2 debug. The first call
+ * starts the clock of the debug lines. */
 void log__set_verbosity(int level);
 
 /* The current verbosity (see log__set_verbosity). */
