@@ -287,6 +287,124 @@ static void test_loop_to_block_end(void **state)
 	uninstall(&b);
 }
 
+/* The mnemonics of B's trampoline, decoded: how many jmps, whether it has ANY. */
+static unsigned count_mnemonic(const struct patch_blob *b, const char *m)
+{
+	unsigned k = 0;
+	csh cs;
+	cs_insn *in;
+	size_t n;
+
+	assert_int_equal(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
+	n = cs_disasm(cs, b->tramp_code, b->tramp_len, b->tramp, 0, &in);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++)
+		k += !strcmp(in[i].mnemonic, m);
+	cs_free(in, n);
+	cs_close(&cs);
+	return k;
+}
+
+/* Continuations: pf_loop's entry window (xor, xor, jmp) goes on into a copy of the loop body
+ * (add, add, cmp, jb, ret): the first iteration runs in the trampoline, the jb taken goes to
+ * the original body, a call with one iteration returns from the trampoline itself. No jmp is
+ * left in the trampoline; every copied instruction maps back to its original address. A
+ * continuation that is not what it says (a ret that is an add) is dropped, not fatal. */
+static void test_continuation(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	uint64_t body = (uint64_t)(uintptr_t)pf_loop_body;
+	static const uint8_t sizes[] = { 2, 3, 2, 2, 1 };
+	static const uint8_t kinds[] = { RELOC_COPY, RELOC_COPY, RELOC_COPY, RELOC_JCC, RELOC_RET };
+	struct tramp_cont c = { .at = body, .bytes = (const uint8_t *)pf_loop_body, .len = 10,
+				.ninsns = 5, .sizes = sizes, .kinds = kinds };
+	static const uint8_t bad_kinds[] = { RELOC_RET }; /* over an add */
+	struct tramp_cont bad = { .at = body, .bytes = (const uint8_t *)pf_loop_body, .len = 2,
+				  .ninsns = 1, .sizes = sizes, .kinds = bad_kinds };
+	struct patch_window w;
+	struct tramp_spec sp;
+	struct patch_blob b;
+	bool mapped[5] = { false };
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_loop),
+						      NULL, 0, 0, &w),
+			 0);
+	assert_int_equal(w.len, 6); /* xor, xor, jmp rel8 */
+	sp = spec_of(&w, 30);
+	sp.entry_counter = 20;
+	sp.cont = &c;
+	sp.ncont = 1;
+	counters[20] = 0;
+	install(&sp, &b);
+	assert_int_equal(count_mnemonic(&b, "jmp"), 0);
+	assert_int_equal(count_mnemonic(&b, "ret"), 1);
+	assert_int_equal(count_mnemonic(&b, "jb"), 1);
+	for (uint32_t k = 0; k < b.npcs; k++)
+		for (unsigned i = 0, off = 0; i < 5; off += sizes[i++])
+			if (b.pcs[k].orig == body + off && b.pcs[k].clean == 1 &&
+			    b.pcs[k].pending == PATCH_NO_COUNTER)
+				mapped[i] = true;
+	for (unsigned i = 0; i < 5; i++)
+		assert_true(mapped[i]);
+	assert_int_equal(pf_loop(1), 0);
+	assert_int_equal(pf_loop(1000), 1000u * 999u / 2u);
+	assert_int_equal(pf_loop(2), 1);
+	assert_int_equal(counters[20], 3);
+	uninstall(&b);
+	/* Not what it says: made without it. */
+	sp.cont = &bad;
+	install(&sp, &b);
+	assert_int_equal(count_mnemonic(&b, "jmp"), 1);
+	assert_int_equal(pf_loop(10), 45);
+	assert_int_equal(counters[20], 4);
+	uninstall(&b);
+}
+
+/* patch_sites' continuations: the same entry window as a count site of the plan, with the
+ * loop body free, gets its copy (no jmp); a stop at the body (a site there), a range written
+ * over there (a window) or bytes that differ from the file's each leave the jmp in. */
+static bool bytes_differ(void *ctx, uint64_t vaddr, uint8_t len)
+{
+	return false;
+}
+
+static void test_site_continuation(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	struct patch_sites *ps;
+	struct probe_site cs = { 0 };
+	uint64_t start, sb, body = prog.funcs[fi].insns[insn_of(fi, pf_loop_body)].addr;
+	uint64_t stop = body, lo = body + 2, hi = body + 5;
+	uint8_t len;
+	struct patch_conts none = { 0 }, at_stop = { .stop = &stop, .nstop = 1 },
+			   written = { .lo = &lo, .hi = &hi, .nranges = 1 },
+			   differ = { .bytes_ok = bytes_differ };
+	const struct patch_conts *cases[] = { &none, &at_stop, &written, &differ };
+	struct patch_blob b;
+
+	assert_int_equal(patch_sites__open(&ps, &prog), 0);
+	cs.addr = prog.funcs[fi].entry;
+	cs.func = (uint32_t)fi;
+	cs.kind = SITE_COUNT;
+	cs.counter = 21;
+	cs.counter2 = PLACEMENT_NO_COUNTER;
+	assert_int_equal(patch_sites__window(ps, &cs, NULL, 0, NULL, 0, &start, &len, &sb), 0);
+	for (unsigned k = 0; k < 4; k++) {
+		counters[21] = 0;
+		assert_int_equal(patch_sites__emit(ps, &cs, start, len, sb, bias,
+						   (uint64_t)(uintptr_t)(region + 31 * SLOT),
+						   (uint64_t)(uintptr_t)counters, false, cases[k], &b),
+				 0);
+		install_blob(&b);
+		/* written: the copy stops before the range, at the first add (no transfer yet) */
+		assert_int_equal(count_mnemonic(&b, "jmp"), k ? 1 : 0);
+		assert_int_equal(pf_loop(100), 4950);
+		assert_int_equal(counters[21], 1);
+		uninstall(&b);
+	}
+	patch_sites__close(ps);
+}
+
 static void test_rip(void **state)
 {
 	size_t fi = func_index("pf_rip");
@@ -1384,6 +1502,8 @@ int main(void)
 	    cmocka_unit_test(test_indexed),
 	    cmocka_unit_test(test_indexed_forms),
 	    cmocka_unit_test(test_replan),
+	    cmocka_unit_test(test_continuation),
+	    cmocka_unit_test(test_site_continuation),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -359,8 +359,9 @@ static bool plain_insn(struct insn_ref *r)
 
 	switch (r->kind) {
 	case RELOC_COPY:
-	case RELOC_RET:
 		return true;
+	case RELOC_RET:
+		return (r->size == 1 && b[0] == 0xc3) || (r->size == 3 && b[0] == 0xc2);
 	case RELOC_JMP:
 		if (r->size == 2 && b[0] == 0xeb)
 			r->target = next + (uint64_t)(int64_t)(int8_t)b[1];
@@ -451,14 +452,18 @@ static void go_to(struct emitter *e, uint64_t to)
 			size_t avail = r.size;
 			uint64_t a = at;
 
-			if (r.kind != RELOC_RIP || (!in && (!(cs = tramp_capstone()) ||
-							   !(in = cs_malloc(cs)))) ||
+			if ((!in && (!(cs = tramp_capstone()) || !(in = cs_malloc(cs)))) ||
 			    !cs_disasm_iter(cs, &p, &avail, &a, in) || in->size != r.size ||
-			    patch_reloc__kind(in) != RELOC_RIP) {
+			    patch_reloc__kind(in) != r.kind) {
 				e->err = -ENOSPC;
 				break;
 			}
 			r.in = in;
+			r.target = in->detail->x86.op_count
+					   ? (uint64_t)in->detail->x86.operands[0].imm
+					   : 0;
+			if (r.kind == RELOC_JCC)
+				r.cc = jcc_cc(in);
 		}
 		code += r.size;
 		at += r.size;
