@@ -579,7 +579,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	struct patcher_region reg;
 	struct patch_blob *blobs;
 	struct conts cs = { 0 };
-	size_t n = 0, nsb = 0;
+	size_t n = 0, nsb = 0, ncopies = 0, nshort = 0;
 	uint64_t lo, hi, cap, off;
 	int err = 0, r;
 
@@ -702,16 +702,22 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	po->capacity = o->capacity;
 	b->stats.sites += n;
 	b->stats.tramp_bytes += cap;
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) {
 		nsb += blobs[j].sb != 0;
+		ncopies += blobs[j].nconts != 0;
+		nshort += blobs[j].nshortcuts != 0;
+	}
 	b->stats.springboards += nsb;
+	b->stats.with_copies += ncopies;
+	b->stats.with_shortcuts += nshort;
 	b->stats.indirect += po->nind;
 	for (size_t i = 0; i < pl->nsites; i++)
 		if (i < po->nwin && po->win_len[i] && pl->sites[i].probe_class == PROBE_PATCH_FLAGS)
 			b->stats.flag_saving++;
 	pr_info("'%s': %zu sites counted in process (%zu through springboards, %zu bytes of "
-		"trampolines)",
-		o->path, n, nsb, (size_t)cap);
+		"trampolines, %zu running copies of the code after their window, %zu jumping "
+		"straight to another's)",
+		o->path, n, nsb, (size_t)cap, ncopies, nshort);
 	return 0;
 }
 

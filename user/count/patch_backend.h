@@ -19,6 +19,8 @@ struct patch_stats {
 	size_t springboards; /* of which are reached through a jmp rel8 and a springboard */
 	size_t indirect;     /* of which jump-table dispatches (indexed increments) */
 	size_t tramp_bytes;
+	size_t with_copies;  /* trampolines that run copies of the code after their window */
+	size_t with_shortcuts; /* trampolines that jump straight to another's */
 };
 
 /* A backend for one process: ATTACH_MODE for a running process (`record -p`: its patches come

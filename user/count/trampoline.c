@@ -26,6 +26,7 @@ struct emitter {
 	uint32_t locks[MAX_LOCKS];
 	uint32_t nlock;
 	bool no_cont; /* make it without continuations (it did not fit with them) */
+	uint8_t nconts, nshortcuts;
 	int err;
 };
 
@@ -113,10 +114,20 @@ static uint64_t shortcut(const struct emitter *e, uint64_t to)
 	return to;
 }
 
+/* shortcut(), counting the jumps it sends to another window's trampoline. */
+static uint64_t shortcut_counted(struct emitter *e, uint64_t to)
+{
+	uint64_t t = shortcut(e, to);
+
+	if (t != to && to != e->sp->site && e->nshortcuts < UINT8_MAX)
+		e->nshortcuts++;
+	return t;
+}
+
 static void jmp_to(struct emitter *e, uint64_t to)
 {
 	put1(e, 0xe9);
-	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to)));
+	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut_counted(e, to)));
 }
 
 /* `incq counter(%rip)` behind the switchable prefix. */
@@ -438,6 +449,7 @@ static void go_to(struct emitter *e, uint64_t to)
 	}
 	code = c->bytes;
 	at = c->at;
+	e->nconts++;
 	for (uint32_t k = 0; k < c->ninsns && !e->err; k++) {
 		struct insn_ref r = {.at = at, .bytes = code, .size = c->sizes[k],
 				     .kind = c->kinds[k]};
@@ -475,7 +487,7 @@ static void go_to(struct emitter *e, uint64_t to)
 		case RELOC_JCC:
 			put1(e, 0x0f);
 			put1(e, (uint8_t)(0x80 | r.cc));
-			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, r.target)));
+			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut_counted(e, r.target)));
 			break;
 		case RELOC_JMP:
 		case RELOC_RET:
@@ -764,6 +776,8 @@ static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *ou
 	out->npcs = e->npcs;
 	memcpy(out->lock_offsets, e->locks, e->nlock * sizeof(*out->lock_offsets));
 	out->nlock = e->nlock;
+	out->nconts = e->nconts;
+	out->nshortcuts = e->nshortcuts;
 out:
 	if (err)
 		memset(out, 0, sizeof(*out));

@@ -53,6 +53,8 @@ struct patch_blob {
 	uint32_t npcs;
 	uint32_t *lock_offsets; /* prefix bytes in tramp_code: 0x3e plain, 0xf0 lock (atomic) */
 	uint32_t nlock;
+	uint8_t nconts;     /* continuations copied (struct tramp_cont) */
+	uint8_t nshortcuts; /* jumps made straight to another window's trampoline */
 };
 
 /* How a flag-saving increment keeps the flags. */
