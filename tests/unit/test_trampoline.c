@@ -360,6 +360,46 @@ static void test_continuation(void **state)
 	uninstall(&b);
 }
 
+/* Jump shortcuts: pf_loop's entry window jumps to the loop body, itself a window; once the
+ * body's trampoline is known, the entry trampoline's jump goes straight there (and only a jump
+ * to a window's start is sent). */
+static void test_shortcut(void **state)
+{
+	size_t fi = func_index("pf_loop");
+	uint64_t body = (uint64_t)(uintptr_t)pf_loop_body, other = body + 1;
+	struct patch_window wa, wb;
+	struct tramp_spec sa, sb;
+	struct patch_blob a, b;
+	int32_t d;
+
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, (const void *)pf_loop),
+						      NULL, 0, 0, &wa),
+			 0);
+	assert_int_equal(patch_analysis__count_window(&pa, fi, insn_of(fi, pf_loop_body), NULL, 0,
+						      PATCH_WINDOW_TO_BLOCK_END, &wb),
+			 0);
+	sa = spec_of(&wa, 32);
+	sa.entry_counter = 22;
+	sb = spec_of(&wb, 33);
+	sb.entry_counter = 23;
+	counters[22] = counters[23] = 0;
+	assert_int_equal(trampoline__emit(&sa, &a), 0);
+	assert_int_equal(trampoline__emit(&sb, &b), 0);
+	assert_int_equal(a.njumps, 1);
+	assert_int_equal(a.jumps[0].to, body);
+	assert_int_equal(patch_blob__shortcut(&a, &other, &b.tramp, 1), 0);
+	assert_int_equal(patch_blob__shortcut(&a, &body, &b.tramp, 1), 1);
+	memcpy(&d, a.tramp_code + a.jumps[0].off, 4);
+	assert_int_equal(a.tramp + a.jumps[0].off + 4 + (uint64_t)(int64_t)d, b.tramp);
+	install_blob(&b);
+	install_blob(&a);
+	assert_int_equal(pf_loop(100), 4950);
+	assert_int_equal(counters[22], 1);
+	assert_int_equal(counters[23], 100);
+	uninstall(&a);
+	uninstall(&b);
+}
+
 /* patch_sites' continuations: the same entry window as a count site of the plan, with the
  * loop body free, gets its copy (no jmp); a stop at the body (a site there), a range written
  * over there (a window) or bytes that differ from the file's each leave the jmp in. */
@@ -1504,6 +1544,7 @@ int main(void)
 	    cmocka_unit_test(test_replan),
 	    cmocka_unit_test(test_continuation),
 	    cmocka_unit_test(test_site_continuation),
+	    cmocka_unit_test(test_shortcut),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -458,7 +458,8 @@ struct conts {
 	struct code_copy mem;
 	const struct count_object *o;
 	uint64_t *stop, *lo, *hi;
-	uint64_t *rsite, *rtramp; /* the shortcuts (conts_shortcuts) */
+	uint64_t *rsite, *rtramp; /* window starts and their trampolines (conts_shortcuts) */
+	size_t nredirect;
 };
 
 static bool conts_bytes_ok(void *ctx, uint64_t vaddr, uint8_t len)
@@ -554,9 +555,7 @@ static int conts_shortcuts(struct conts *c, const struct placement *pl, const st
 		c->rtramp[i] = pairs[2 * i + 1];
 	}
 	free(pairs);
-	c->pc.redirect_site = c->rsite;
-	c->pc.redirect_tramp = c->rtramp;
-	c->pc.nredirect = k;
+	c->nredirect = k;
 	return 0;
 }
 
@@ -652,28 +651,11 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 			off += (blobs[j].tramp_len + 15) & ~15u;
 			j++;
 		}
-		/* Again with jump shortcuts, now that every trampoline's place is known: a jump to
-		 * another window's start goes straight to its trampoline. A trampoline whose length
-		 * would change keeps the first one (at its place, without shortcuts). */
+		/* Jump shortcuts, now that every trampoline's place is known: a jump to another
+		 * window's start goes straight to its trampoline. */
 		if (!err && cs.pc.ctx && !conts_shortcuts(&cs, pl, po, o->bias, blobs, n))
-			for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
-				struct patch_blob x;
-
-				if (i >= po->nwin || !po->win_len[i])
-					continue;
-				if (!patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i],
-						       po->win_len[i], po->win_sb[i], o->bias,
-						       blobs[j].tramp, rg->counters_base, b->atomic,
-						       &cs.pc, &x)) {
-					if (x.tramp_len == blobs[j].tramp_len) {
-						patch_blob__release(&blobs[j]);
-						blobs[j] = x;
-					} else {
-						patch_blob__release(&x);
-					}
-				}
-				j++;
-			}
+			for (size_t j = 0; j < n; j++)
+				patch_blob__shortcut(&blobs[j], cs.rsite, cs.rtramp, cs.nredirect);
 	}
 	cap = off;
 	conts_release(&cs);

@@ -679,11 +679,6 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 			sp.cont = cont;
 			sp.ncont = ncont;
 		}
-		if (conts && conts->nredirect) {
-			sp.redirect_site = conts->redirect_site;
-			sp.redirect_tramp = conts->redirect_tramp;
-			sp.nredirect = (uint32_t)conts->nredirect;
-		}
 		return trampoline__emit(&sp, out);
 	}
 }

@@ -79,10 +79,6 @@ struct patch_conts {
 	size_t nranges;
 	bool (*bytes_ok)(void *ctx, uint64_t vaddr, uint8_t len);
 	void *ctx;
-	/* Jump shortcuts (trampoline.h, struct tramp_spec): run-time window starts, sorted, and
-	 * their trampolines, installed and removed with this one (may be empty). */
-	const uint64_t *redirect_site, *redirect_tramp;
-	size_t nredirect;
 };
 
 /* Generates the code for site S over the window [START, START + LEN) (with the springboard SB,
@@ -91,8 +87,7 @@ struct patch_conts {
  * address of the object's counter 0 (counter c at COUNTERS + 8c), ATOMIC whether increments
  * start locked. With CONTS (may be NULL), where the trampoline leaves to original code of the
  * site's function it runs a copy of the straight-line code there instead, when that copy
- * reaches a ret, a jmp or a jcc before CONTS stops it (saving the jump back on those paths),
- * and a jump to another window's start goes to that window's trampoline (CONTS' shortcuts).
+ * reaches a ret, a jmp or a jcc before CONTS stops it (saving the jump back on those paths).
  * Fills *OUT (release with patch_blob__release). Returns 0 or a negative errno. */
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
 		      uint8_t len, uint64_t sb, uint64_t bias, uint64_t tramp, uint64_t counters,

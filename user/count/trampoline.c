@@ -15,6 +15,7 @@
 #include "cfg/patch_window.h"
 
 #define MAX_PCS 128
+#define MAX_JUMPS 40
 #define MAX_LOCKS 4
 
 struct emitter {
@@ -26,7 +27,9 @@ struct emitter {
 	uint32_t locks[MAX_LOCKS];
 	uint32_t nlock;
 	bool no_cont; /* make it without continuations (it did not fit with them) */
-	uint8_t nconts, nshortcuts;
+	uint8_t nconts;
+	struct patch_jump jumps[MAX_JUMPS];
+	uint32_t njumps;
 	int err;
 };
 
@@ -92,42 +95,26 @@ static void mark(struct emitter *e, uint8_t clean, uint64_t orig, uint32_t pendi
 	pc->clean = clean;
 }
 
-/* Where a jump to original address TO may go instead: a trampoline that starts with what a
- * thread at TO would run (the site's own, or one of the caller's shortcuts). */
-static uint64_t shortcut(const struct emitter *e, uint64_t to)
+/* Where a jump to original address TO goes: the trampoline's own start for its site (which a
+ * thread at the site would reach through one more jump), else TO, recorded for
+ * patch_blob__shortcut with the rel32 the caller puts at the current offset + REL_AT. */
+static uint64_t shortcut(struct emitter *e, uint64_t to, uint32_t rel_at)
 {
-	const struct tramp_spec *sp = e->sp;
-	uint32_t lo = 0, hi = sp->nredirect;
-
-	if (to == sp->site)
-		return sp->tramp;
-	while (sp->redirect_site && lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (sp->redirect_site[mid] == to)
-			return sp->redirect_tramp[mid];
-		if (sp->redirect_site[mid] < to)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (to == e->sp->site)
+		return e->sp->tramp;
+	if (e->njumps == MAX_JUMPS) {
+		if (!e->err)
+			e->err = -ENOSPC;
+		return to;
 	}
+	e->jumps[e->njumps++] = (struct patch_jump){ .off = e->pos + rel_at, .to = to };
 	return to;
-}
-
-/* shortcut(), counting the jumps it sends to another window's trampoline. */
-static uint64_t shortcut_counted(struct emitter *e, uint64_t to)
-{
-	uint64_t t = shortcut(e, to);
-
-	if (t != to && to != e->sp->site && e->nshortcuts < UINT8_MAX)
-		e->nshortcuts++;
-	return t;
 }
 
 static void jmp_to(struct emitter *e, uint64_t to)
 {
 	put1(e, 0xe9);
-	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut_counted(e, to)));
+	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to, 0)));
 }
 
 /* `incq counter(%rip)` behind the switchable prefix. */
@@ -487,7 +474,7 @@ static void go_to(struct emitter *e, uint64_t to)
 		case RELOC_JCC:
 			put1(e, 0x0f);
 			put1(e, (uint8_t)(0x80 | r.cc));
-			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut_counted(e, r.target)));
+			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, r.target, 0)));
 			break;
 		case RELOC_JMP:
 		case RELOC_RET:
@@ -557,7 +544,12 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 		put32(e, 0);
 		if (sp->taken_counter == PATCH_NO_COUNTER && !e->err) {
 			/* Nothing to count when taken: the jcc goes to the target itself. */
-			int32_t d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target));
+			int32_t d;
+			uint32_t pos = e->pos;
+
+			e->pos = jcc_at; /* the jump recorded at its rel32 */
+			d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target, 0));
+			e->pos = pos;
 
 			memcpy(e->buf + jcc_at, &d, 4);
 			jcc_at = UINT32_MAX;
@@ -586,8 +578,40 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 	}
 }
 
+unsigned patch_blob__shortcut(struct patch_blob *b, const uint64_t *sites, const uint64_t *tramps,
+			      size_t n)
+{
+	b->nshortcuts = 0;
+	for (uint32_t j = 0; j < b->njumps; j++) {
+		size_t lo = 0, hi = n;
+		int64_t d;
+		int32_t d32;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (sites[mid] < b->jumps[j].to)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || sites[lo] != b->jumps[j].to || sites[lo] == b->site ||
+		    b->jumps[j].off + 4 > b->tramp_len)
+			continue;
+		d = (int64_t)(tramps[lo] - (b->tramp + b->jumps[j].off + 4));
+		if (d < INT32_MIN || d > INT32_MAX)
+			continue;
+		d32 = (int32_t)d;
+		memcpy(b->tramp_code + b->jumps[j].off, &d32, 4);
+		if (b->nshortcuts < UINT8_MAX)
+			b->nshortcuts++;
+	}
+	return b->nshortcuts;
+}
+
 void patch_blob__release(struct patch_blob *b)
 {
+	free(b->jumps);
 	free(b->tramp_code);
 	free(b->pcs);
 	free(b->lock_offsets);
@@ -777,7 +801,14 @@ static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *ou
 	memcpy(out->lock_offsets, e->locks, e->nlock * sizeof(*out->lock_offsets));
 	out->nlock = e->nlock;
 	out->nconts = e->nconts;
-	out->nshortcuts = e->nshortcuts;
+	out->jumps = malloc((e->njumps ? e->njumps : 1) * sizeof(*out->jumps));
+	if (!out->jumps) {
+		patch_blob__release(out);
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(out->jumps, e->jumps, e->njumps * sizeof(*out->jumps));
+	out->njumps = e->njumps;
 out:
 	if (err)
 		memset(out, 0, sizeof(*out));

@@ -16,9 +16,16 @@
 #define EDGEPROF_USER_COUNT_TRAMPOLINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PATCH_NO_COUNTER UINT32_MAX
+
+/* A jump of a trampoline to original code: its rel32 at OFF in the trampoline, to TO. */
+struct patch_jump {
+	uint32_t off;
+	uint64_t to;
+};
 
 /* A stretch of a trampoline: a pc at tramp + x with off <= x < the next stretch's off. */
 struct patch_pc {
@@ -54,7 +61,9 @@ struct patch_blob {
 	uint32_t *lock_offsets; /* prefix bytes in tramp_code: 0x3e plain, 0xf0 lock (atomic) */
 	uint32_t nlock;
 	uint8_t nconts;     /* continuations copied (struct tramp_cont) */
-	uint8_t nshortcuts; /* jumps made straight to another window's trampoline */
+	uint8_t nshortcuts; /* jumps sent straight to another window's trampoline */
+	struct patch_jump *jumps; /* its rel32 jumps to original addresses */
+	uint32_t njumps;
 };
 
 /* How a flag-saving increment keeps the flags. */
@@ -95,13 +104,9 @@ struct tramp_spec {
 	uint8_t live_entry, live_taken, live_not_taken; /* flags live where each goes */
 	bool atomic;             /* lock prefixes from the start */
 	uint8_t flagsave;        /* enum tramp_flagsave */
-	/* Optional jump shortcuts: other windows' sites, sorted, and their trampolines. A jump
-	 * the trampoline makes to one of those sites (a branch target, the fall-through, the jump
-	 * back, a call's target) goes straight to that trampoline, saving a jump per hit. Only
-	 * valid while those windows stay installed with this one (installed and removed
-	 * together). A jump to this window's own site always goes to its own trampoline. */
-	const uint64_t *redirect_site, *redirect_tramp;
-	uint32_t nredirect;
+	/* A jump the trampoline makes to this window's own site goes to its own start; one to
+	 * any other original address is recorded (struct patch_blob jumps) for
+	 * patch_blob__shortcut. */
 	/* An indirect site (a jump-table dispatch): when INDEXED, the window's instruction at
 	 * INDEX_AT (run-time) loads the table entry whose index j, times INDEX_MULT (0 or 1, 2,
 	 * 4, 8), is in register INDEX_REG (x86 number, not rsp) just before it; right before it
@@ -148,6 +153,13 @@ struct tramp_spec {
  * cannot move, a partial instruction, a length out of range), -ERANGE (a displacement or a
  * jump does not reach from the trampoline) or -ENOMEM. */
 int trampoline__emit(const struct tramp_spec *sp, struct patch_blob *out);
+
+/* Jump shortcuts (the seed's jump optimisation): every jump of B's trampoline to one of the
+ * sorted run-time addresses SITES[0, N), other windows' starts, goes straight to TRAMPS[i],
+ * that window's trampoline, which starts with what a thread there would run. Only for
+ * windows installed and removed with B. Sets and returns B->nshortcuts. */
+unsigned patch_blob__shortcut(struct patch_blob *b, const uint64_t *sites, const uint64_t *tramps,
+			      size_t n);
 
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */
 void patch_blob__release(struct patch_blob *b);
