@@ -173,9 +173,14 @@ static int check_libs(void *arg, int pid)
 }
 
 /* An instruction of the entry function's first block that is not a probe site, where the
- * tracer may stop once (see tracer_hooks.early_stop); 0 when there is none. */
-static uint64_t early_stop_site(const struct cfg_program *prog, const struct placement *pl)
+ * tracer may stop once (see tracer_hooks.early_stop), one no in-process counter of S's plan
+ * writes over when there is one (else the plan is made again around it); 0 when there is
+ * none. */
+static uint64_t early_stop_site(const struct session *s, const struct cfg_program *prog,
+				const struct placement *pl)
 {
+	uint64_t first = 0;
+
 	const struct cfg_func *f = cfg_program__func_at(prog, prog->img->entry);
 	const struct cfg_block *b;
 
@@ -194,10 +199,14 @@ static uint64_t early_stop_site(const struct cfg_program *prog, const struct pla
 			else
 				hi = mid;
 		}
-		if (lo == pl->nsites || pl->sites[lo].addr != a)
-			return a;
+		if (lo == pl->nsites || pl->sites[lo].addr != a) {
+			if (!session__patches_at(s, a))
+				return a;
+			if (!first)
+				first = a;
+		}
 	}
-	return 0;
+	return first;
 }
 
 int cmd_run(int argc, char **argv)
@@ -262,7 +271,7 @@ int cmd_run(int argc, char **argv)
 	if (session__prepare(&s, binary, &so))
 		goto out;
 	main_obj = &s.objs[0];
-	early = early_stop_site(&main_obj->prog, &main_obj->pl);
+	early = early_stop_site(&s, &main_obj->prog, &main_obj->pl);
 	session__avoid(&s, early);
 	/* The early stop and the library functions are watched by uprobes, never broken on:
 	 * nothing of edgeprof's is left in the program if edgeprof dies. */

@@ -427,6 +427,23 @@ int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool 
 	return check_sites(b, o, 0, nrefused, redo);
 }
 
+bool patch_backend__written(const struct patch_backend *b, unsigned index,
+			    const struct placement *pl, uint64_t vaddr)
+{
+	const struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+
+	for (size_t i = 0; po && po->ps && i < po->nwin && i < pl->nsites; i++) {
+		uint64_t start = po->win_start[i], sb = po->win_sb[i];
+
+		if (po->win_len[i] &&
+		    ((start <= vaddr && vaddr < patch_sites__span_end(po->ps, &pl->sites[i], start,
+								      po->win_len[i])) ||
+		     (sb && sb <= vaddr && vaddr < sb + PATCH_SPRING_LEN)))
+			return true;
+	}
+	return false;
+}
+
 int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo)
 {
 	struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;

@@ -56,6 +56,12 @@ int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool 
  * get springboard slots reserved, or lose their class. Returns 0 or -ENOMEM. */
 int patch_backend__before_replan(struct patch_backend *b, unsigned index, const bool *redo);
 
+/* Whether the byte at ELF vaddr VADDR of object INDEX lies in a window (up to its relocated
+ * end) or springboard that the last check gave to a site of PL (patch_backend__settle): a
+ * breakpoint or uprobe there would force a new plan. */
+bool patch_backend__written(const struct patch_backend *b, unsigned index,
+			    const struct placement *pl, uint64_t vaddr);
+
 const struct patch_stats *patch_backend__stats(const struct patch_backend *b);
 
 #endif

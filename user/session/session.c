@@ -535,6 +535,12 @@ void session__avoid(struct session *s, uint64_t vaddr)
 	}
 }
 
+bool session__patches_at(const struct session *s, uint64_t vaddr)
+{
+	return s->patch && s->nobjs &&
+	       patch_backend__written(s->patch, 0, &s->objs[0].pl, vaddr);
+}
+
 int session__count_pid(struct session *s, int pid)
 {
 	for (size_t b = 0; b < s->nbackends; b++)

@@ -161,6 +161,10 @@ int session__finish(struct session *s, const struct tracer_result *tr,
  * plan is made again around it at once (no attach has to refuse a site for it). */
 void session__avoid(struct session *s, uint64_t vaddr);
 
+/* Whether the in-process counters of the binary (as planned now) write over or relocate the
+ * byte at ELF address VADDR: false without them. */
+bool session__patches_at(const struct session *s, uint64_t vaddr);
+
 /* Counts process PID (and what it forks) from now on, with every backend. Returns 0 or
  * non-zero (reported). */
 int session__count_pid(struct session *s, int pid);
