@@ -522,7 +522,8 @@ static bool make_cont(const struct patch_sites *ps, size_t fi, uint64_t x,
 		const struct cfg_insn *in = &f->insns[k];
 		uint8_t kind = pf->reloc[k];
 
-		if (in->addr != a || len + in->size > CONT_MAX_BYTES || len + in->size > avail ||
+		if (in->addr != a || in->overlap || len + in->size > CONT_MAX_BYTES ||
+		    len + in->size > avail ||
 		    (kind != RELOC_COPY && kind != RELOC_RIP && kind != RELOC_JCC &&
 		     kind != RELOC_JMP && kind != RELOC_RET) ||
 		    sort__any_in_u64(c->stop, c->nstop, a, a + 1) ||
