@@ -88,6 +88,13 @@ static void before_unwind(void *arg, int tid, bool step)
 	session__before_unwind(c->s, tid, step);
 }
 
+static void before_signal(void *arg, int tid)
+{
+	struct record_ctx *c = arg;
+
+	session__before_signal(c->s, tid);
+}
+
 static void spawned(void *arg, int parent, int child, bool thread)
 {
 	struct record_ctx *c = arg;
@@ -284,6 +291,7 @@ int cmd_record(int argc, char **argv)
 						   .stopping = stop_counting, .watch = watch,
 						   .execed = stop_counting,
 						   .before_unwind = before_unwind,
+						   .before_signal = before_signal,
 						   .spawned = spawned,
 						   .forked = ctx.attach_held ? forked : NULL,
 						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],

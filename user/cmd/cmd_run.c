@@ -136,6 +136,11 @@ static void before_unwind(void *arg, int tid, bool step)
 	session__before_unwind(arg, tid, step);
 }
 
+static void before_signal(void *arg, int tid)
+{
+	session__before_signal(arg, tid);
+}
+
 /* PID replaced its image (exec): the new one is not the profiled program. */
 static int exec_stop(void *arg, int pid)
 {
@@ -290,6 +295,7 @@ int cmd_run(int argc, char **argv)
 						.unwatch = unwatch,
 						.execed = exec_stop, .released = exec_released,
 						.spawned = spawned, .before_unwind = before_unwind,
+						.before_signal = before_signal,
 						.child_stopped = child_stopped,
 						.watch = watch, .early_offset = early_offset,
 						.lazy_longjmp = session__longjmp_lazy(&s),

@@ -68,12 +68,14 @@ struct count_ops {
 	/* Takes out whatever is still installed and frees the backend. Safe on NULL BE. Must
 	 * not be NULL. */
 	void (*close)(void *be);
-	/* Process-control events (tracer_hooks has the same three, and says when they come):
-	 * a thread or a process sharing or copying the memory was created; a stopped thread
-	 * is about to be unwound (STEP: it may be single-stepped); a child forked inside an
-	 * attach window is about to be let go (it is not counted). Each may be NULL. */
+	/* Process-control events (tracer_hooks has the same, and says when they come): a
+	 * thread or a process sharing or copying the memory was created; a stopped thread is
+	 * about to be unwound (STEP: it may be single-stepped); a signal is about to be
+	 * delivered to a stopped thread; a child forked inside an attach window is about to be
+	 * let go (it is not counted). Each may be NULL. */
 	void (*spawned)(void *be, int parent, int child, bool thread);
 	void (*before_unwind)(void *be, int tid, bool step);
+	void (*before_signal)(void *be, int tid);
 	void (*forked)(void *be, int child);
 };
 

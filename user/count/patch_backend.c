@@ -868,6 +868,15 @@ static void patch_before_unwind(void *be, int tid, bool step)
 		pr_debug("thread %d: exits inside an increment: its stack cannot be unwound", tid);
 }
 
+/* A signal is about to be delivered to TID: its frame should hold an original address. */
+static void patch_before_signal(void *be, int tid)
+{
+	struct patch_backend *b = be;
+
+	if (b->pt && !b->removed && patcher__move_pc_for_signal(b->pt, tid) == 1)
+		pr_debug("thread %d: a signal's delivery: pc moved out of a trampoline", tid);
+}
+
 static void patch_forked(void *be, int child)
 {
 	struct patch_backend *b = be;
@@ -887,5 +896,6 @@ const struct count_ops patch_count_ops = {
 	.close = patch_close,
 	.spawned = patch_spawned,
 	.before_unwind = patch_before_unwind,
+	.before_signal = patch_before_signal,
 	.forked = patch_forked,
 };

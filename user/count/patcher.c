@@ -980,6 +980,44 @@ static int move_pc(struct patcher *p, int pid, int tid, bool count, bool may_ste
 	return err ? err : moved;
 }
 
+/* Whether original address A lies inside a window (past its start, where its bytes are not
+ * the program's while installed) or at a springboard. */
+static bool inside_window(const struct patcher *p, uint64_t a)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		if ((a > p->sites[i].site && a < p->sites[i].site + p->sites[i].len) ||
+		    (p->sites[i].sb && a >= p->sites[i].sb && a < p->sites[i].sb + 5))
+			return true;
+	return false;
+}
+
+int patcher__move_pc_for_signal(struct patcher *p, int tid)
+{
+	struct user_regs_struct regs;
+	const struct site *s;
+	const struct patch_pc *pc;
+
+	if (p->removed || ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
+		return 0;
+	s = site_at(p, regs.rip);
+	if (!s)
+		return 0;
+	pc = stretch_at(s, regs.rip);
+	if (pc->clean != 1 || inside_window(p, pc->orig))
+		return 0;
+	if (pc->pending != PATCH_NO_COUNTER)
+		__atomic_fetch_add(&p->regions[s->region].counters_local[pc->pending], 1,
+				   __ATOMIC_RELAXED);
+	regs.rip = pc->orig;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &regs) < 0) {
+		if (pc->pending != PATCH_NO_COUNTER) /* not moved: not owed either */
+			__atomic_fetch_sub(&p->regions[s->region].counters_local[pc->pending], 1,
+					   __ATOMIC_RELAXED);
+		return 0;
+	}
+	return 1;
+}
+
 int patcher__move_pc(struct patcher *p, int tid)
 {
 	return move_pc(p, p->pid, tid, true, true);

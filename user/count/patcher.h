@@ -90,6 +90,15 @@ int patcher__move_pc(struct patcher *p, int tid);
  * changed, at an offset that is not clean. */
 int patcher__move_pc_at_exit(struct patcher *p, int tid);
 
+/* At a signal's delivery to TID (stopped under our ptrace, patches installed): when its pc is
+ * at a clean offset of a trampoline whose original address holds the program's own bytes (a
+ * window's start, or code no window covers: a continuation's copies, a jump's target), adds
+ * the stretch's pending count and sets rip to that address, so that the signal frame, the
+ * handler and any unwinding through the frame see the program's code, and the thread goes
+ * on there, as natively, after the handler. Anywhere else (inside an increment, among a
+ * window's displaced instructions) it stays. Returns 1 when it moved, else 0. */
+int patcher__move_pc_for_signal(struct patcher *p, int tid);
+
 /* For the unwinder: the original address of ADDR when ADDR is in an installed trampoline.
  * Returns 1 with *ORIG set (a clean offset), 0 with *ORIG = ADDR (in no trampoline), or
  * -EAGAIN with *ORIG the stretch's orig (an offset that is not clean: only near there). */

@@ -1795,6 +1795,13 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	}
 }
 
+/* Thread TID is about to get signal SIG (0: none) delivered: hooks->before_signal. */
+static void before_signal(const struct tracer *t, int tid, long sig)
+{
+	if (sig && t->hooks && t->hooks->before_signal)
+		t->hooks->before_signal(t->hooks->ctx, tid);
+}
+
 /*
  * A fault the kernel raised in a traced thread (SIGSEGV, SIGBUS, SIGILL, SIGFPE with a
  * kernel si_code, not one sent by kill): says where, before the program's handler or its
@@ -1934,6 +1941,7 @@ static void event_loop(struct tracer *t)
 			}
 		}
 	resume:
+		before_signal(t, tid, inject);
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
 			pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
 		release_pending(t);
@@ -2072,11 +2080,12 @@ static bool all_held(const struct tracer *t)
 }
 
 /* Resumes a held task: a job-control stop stays a stop (LISTEN), any other stop continues. */
-static void release_task(struct task *task)
+static void release_task(const struct tracer *t, struct task *task)
 {
 	int req = task->group_stop ? PTRACE_LISTEN : PTRACE_CONT;
 	long sig = req == PTRACE_CONT ? task->deferred_sig : 0;
 
+	before_signal(t, task->tid, sig);
 	task->held = false;
 	task->group_stop = false;
 	if (sig)
@@ -2223,7 +2232,7 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 		task->held = true;
 		task->asked = false;
 		if (phase == PHASE_RUNNING)
-			release_task(task);
+			release_task(t, task);
 		return;
 	}
 	if (sig == SIGTRAP && event) {
@@ -2257,6 +2266,7 @@ static void attach_status(struct tracer *t, int tid, int st, enum attach_phase p
 	} else if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0) {
 		inject = sig; /* a signal for the process: delivered */
 	}
+	before_signal(t, tid, inject);
 	if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)inject) && errno != ESRCH)
 		pr_debug("thread %d: PTRACE_CONT: %s", tid, strerror(errno));
 }
@@ -2606,7 +2616,7 @@ int tracer__attach(int pid, const char *build_id, const struct tracer_hooks *hoo
 		goto fail_release;
 	}
 	for (size_t i = 0; i < t.ntasks; i++)
-		release_task(&t.tasks[i]);
+		release_task(&t, &t.tasks[i]);
 	start = now_seconds();
 	t.start = start;
 	res->held_attach = start - t0;

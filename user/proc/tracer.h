@@ -117,6 +117,12 @@ struct tracer_hooks {
 	 * it may be single-stepped). The caller may move its pc to an equivalent one (a pc in
 	 * an in-process counter's trampoline is in no code the unwinder knows). May be NULL. */
 	void (*before_unwind)(void *ctx, int tid, bool step);
+	/* Called for a stopped thread TID right before a signal is delivered to it (the
+	 * program's own, at its signal-delivery stop or its release): the caller may move its
+	 * pc to an equivalent one, so that the signal frame the kernel builds, the handler and
+	 * every later unwinding through that frame see the program's own code, not a
+	 * trampoline. May be NULL. */
+	void (*before_signal)(void *ctx, int tid);
 	/* Called when traced thread PARENT creates a thread (THREAD true) or a process that
 	 * shares or copies its memory (fork, vfork), at PARENT's event stop: the new task has
 	 * not run yet. May be NULL. */

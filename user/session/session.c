@@ -575,6 +575,13 @@ void session__before_unwind(struct session *s, int tid, bool step)
 			s->backends[b].ops->before_unwind(s->backends[b].be, tid, step);
 }
 
+void session__before_signal(struct session *s, int tid)
+{
+	for (size_t b = 0; b < s->nbackends; b++)
+		if (s->backends[b].ops->before_signal)
+			s->backends[b].ops->before_signal(s->backends[b].be, tid);
+}
+
 void session__forked(struct session *s, int child)
 {
 	for (size_t b = 0; b < s->nbackends; b++)

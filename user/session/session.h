@@ -177,6 +177,10 @@ int session__uncount_pid(struct session *s, int pid);
  * every backend. */
 void session__spawned(struct session *s, int parent, int child, bool thread);
 void session__before_unwind(struct session *s, int tid, bool step);
+
+/* A signal is about to be delivered to thread TID: each backend may move its pc out of code
+ * of its own (see tracer_hooks.before_signal). */
+void session__before_signal(struct session *s, int tid);
 void session__forked(struct session *s, int child);
 
 /* `run`: binds the probes attached from now on to process PID (the program, stopped at its
