@@ -28,6 +28,8 @@ struct emitter {
 	uint32_t nlock;
 	bool no_cont; /* make it without continuations (it did not fit with them) */
 	uint8_t nconts;
+	csh cs;		/* capstone, and an instruction for decoding continuations (lazily) */
+	cs_insn *cin;
 	struct patch_jump jumps[MAX_JUMPS];
 	uint32_t njumps;
 	int err;
@@ -97,8 +99,8 @@ static void mark(struct emitter *e, uint8_t clean, uint64_t orig, uint32_t pendi
 
 /* Where a jump to original address TO goes: the trampoline's own start for its site (which a
  * thread at the site would reach through one more jump), else TO, recorded for
- * patch_blob__shortcut with the rel32 the caller puts at the current offset + REL_AT. */
-static uint64_t shortcut(struct emitter *e, uint64_t to, uint32_t rel_at)
+ * patch_blob__shortcut with the offset REL_OFF of the rel32 the caller puts there. */
+static uint64_t shortcut(struct emitter *e, uint64_t to, uint32_t rel_off)
 {
 	if (to == e->sp->site)
 		return e->sp->tramp;
@@ -107,14 +109,14 @@ static uint64_t shortcut(struct emitter *e, uint64_t to, uint32_t rel_at)
 			e->err = -ENOSPC;
 		return to;
 	}
-	e->jumps[e->njumps++] = (struct patch_jump){ .off = e->pos + rel_at, .to = to };
+	e->jumps[e->njumps++] = (struct patch_jump){ .off = rel_off, .to = to };
 	return to;
 }
 
 static void jmp_to(struct emitter *e, uint64_t to)
 {
 	put1(e, 0xe9);
-	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to, 0)));
+	put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, to, e->pos)));
 }
 
 /* `incq counter(%rip)` behind the switchable prefix. */
@@ -398,7 +400,30 @@ static void copy_ref(struct emitter *e, const struct insn_ref *r, int modrm_reg)
 		put(e, r->bytes, r->size);
 }
 
-static csh tramp_capstone(void);
+/* Fills R (its at and bytes set, and its size and kind as the patch analysis saw them, or
+ * size 0) for relocation: from its bytes alone when it is a plain form, else decoded by
+ * capstone into IN from at most AVAIL bytes, its size and kind then what the analysis saw
+ * when it said. False when the bytes do not decode (so). */
+static bool decode_ref(csh cs, cs_insn *in, struct insn_ref *r, size_t avail)
+{
+	const uint8_t *p = r->bytes;
+	uint64_t a = r->at;
+
+	if (r->size && plain_insn(r))
+		return true;
+	if (!cs_disasm_iter(cs, &p, &avail, &a, in) ||
+	    (r->size && (in->size != r->size || patch_reloc__kind(in) != r->kind)))
+		return false;
+	*r = (struct insn_ref){.in = in,
+			       .at = r->at,
+			       .bytes = in->bytes,
+			       .size = (uint8_t)in->size,
+			       .kind = patch_reloc__kind(in)};
+	r->target = in->detail->x86.op_count ? (uint64_t)in->detail->x86.operands[0].imm : 0;
+	if (r->kind == RELOC_JCC)
+		r->cc = jcc_cc(in);
+	return true;
+}
 
 /* The continuation of the spec starting at run-time address AT, or NULL. */
 static const struct tramp_cont *cont_at(const struct emitter *e, uint64_t at)
@@ -427,8 +452,6 @@ static void go_to(struct emitter *e, uint64_t to)
 	const struct tramp_cont *c = cont_at(e, to);
 	const uint8_t *code;
 	uint64_t at;
-	csh cs = 0;
-	cs_insn *in = NULL;
 
 	if (!c || to == e->sp->site) {
 		jmp_to(e, to);
@@ -446,23 +469,10 @@ static void go_to(struct emitter *e, uint64_t to)
 			break;
 		}
 		mark(e, true, at, PATCH_NO_COUNTER);
-		if (!plain_insn(&r)) {
-			const uint8_t *p = code;
-			size_t avail = r.size;
-			uint64_t a = at;
-
-			if ((!in && (!(cs = tramp_capstone()) || !(in = cs_malloc(cs)))) ||
-			    !cs_disasm_iter(cs, &p, &avail, &a, in) || in->size != r.size ||
-			    patch_reloc__kind(in) != r.kind) {
-				e->err = -ENOSPC;
-				break;
-			}
-			r.in = in;
-			r.target = in->detail->x86.op_count
-					   ? (uint64_t)in->detail->x86.operands[0].imm
-					   : 0;
-			if (r.kind == RELOC_JCC)
-				r.cc = jcc_cc(in);
+		if ((!e->cin && !(e->cin = cs_malloc(e->cs))) ||
+		    !decode_ref(e->cs, e->cin, &r, r.size)) {
+			e->err = -ENOSPC;
+			break;
 		}
 		code += r.size;
 		at += r.size;
@@ -474,7 +484,7 @@ static void go_to(struct emitter *e, uint64_t to)
 		case RELOC_JCC:
 			put1(e, 0x0f);
 			put1(e, (uint8_t)(0x80 | r.cc));
-			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, r.target, 0)));
+			put32(e, (uint32_t)rel32(e, here(e) + 4, shortcut(e, r.target, e->pos)));
 			break;
 		case RELOC_JMP:
 		case RELOC_RET:
@@ -486,16 +496,12 @@ static void go_to(struct emitter *e, uint64_t to)
 				copy_ref(e, &r, -1);
 			else
 				jmp_to(e, r.target);
-			if (in)
-				cs_free(in, 1);
 			return;
 		default:
 			e->err = -ENOSPC;
 			break;
 		}
 	}
-	if (in)
-		cs_free(in, 1);
 	if (!e->err && at != c->at + c->len)
 		e->err = -ENOSPC;
 	mark(e, true, at, PATCH_NO_COUNTER);
@@ -544,12 +550,7 @@ static bool relocate(struct emitter *e, const struct insn_ref *r)
 		put32(e, 0);
 		if (sp->taken_counter == PATCH_NO_COUNTER && !e->err) {
 			/* Nothing to count when taken: the jcc goes to the target itself. */
-			int32_t d;
-			uint32_t pos = e->pos;
-
-			e->pos = jcc_at; /* the jump recorded at its rel32 */
-			d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target, 0));
-			e->pos = pos;
+			int32_t d = rel32(e, sp->tramp + jcc_at + 4, shortcut(e, target, jcc_at));
 
 			memcpy(e->buf + jcc_at, &d, 4);
 			jcc_at = UINT32_MAX;
@@ -676,6 +677,7 @@ static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *ou
 	}
 	e->sp = sp;
 	e->no_cont = no_cont;
+	e->cs = cs;
 	mark(e, true, sp->site, PATCH_NO_COUNTER); /* not fired yet */
 	increment(e, sp->entry_counter, sp->live_entry, sp->site);
 	/* Once the entry counter is bumped the site has fired: a thread moved to the site's
@@ -700,27 +702,13 @@ static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *ou
 			r.size = sp->sizes[ki];
 			r.kind = sp->kinds[ki];
 		}
-		if (r.size && plain_insn(&r)) {
-			code += r.size;
-			avail -= r.size;
-			addr += r.size;
-		} else {
-			if (!cs_disasm_iter(cs, &code, &avail, &addr, in) ||
-			    (r.size && (in->size != r.size || patch_reloc__kind(in) != r.kind))) {
-				e->err = -EINVAL; /* bytes that do not decode (as analysed) */
-				break;
-			}
-			r = (struct insn_ref){.in = in,
-					      .at = at,
-					      .bytes = in->bytes,
-					      .size = (uint8_t)in->size,
-					      .kind = patch_reloc__kind(in)};
-			r.target = in->detail->x86.op_count
-				       ? (uint64_t)in->detail->x86.operands[0].imm
-				       : 0;
-			if (r.kind == RELOC_JCC)
-				r.cc = jcc_cc(in);
+		if (!decode_ref(cs, in, &r, avail)) {
+			e->err = -EINVAL; /* bytes that do not decode (as analysed) */
+			break;
 		}
+		code += r.size;
+		avail -= r.size;
+		addr += r.size;
 		kind = r.kind;
 		if (kind == RELOC_NO || (kind == RELOC_JCC && avail)) {
 			e->err = -EINVAL;
@@ -812,6 +800,8 @@ static int emit(const struct tramp_spec *sp, bool no_cont, struct patch_blob *ou
 out:
 	if (err)
 		memset(out, 0, sizeof(*out));
+	if (e && e->cin)
+		cs_free(e->cin, 1);
 	free(e);
 	if (in)
 		cs_free(in, 1);
