@@ -546,34 +546,21 @@ static bool make_cont(const struct patch_sites *ps, size_t fi, uint64_t x,
 	return true;
 }
 
-/* The target of the direct jmp or jcc of SIZE bytes at ELF vaddr A of IMG in one of its plain
- * forms (rel8 or rel32, no prefix), or 0. */
-static uint64_t branch_target(const struct elf_image *img, uint64_t a, uint8_t size)
+/* Where the jcc or jmp ending a block of F at instruction K jumps to within F (its taken or
+ * jump edge's block), or 0. */
+static uint64_t jump_target(const struct cfg_func *f, uint32_t k)
 {
-	size_t avail = 0;
-	const uint8_t *b = elf_image__code(img, a, &avail);
-	int32_t d;
+	int b = cfg_func__block_containing(f, f->insns[k].addr);
 
-	if (!b || avail < size)
+	if (b < 0 || f->blocks[b].first_insn + f->blocks[b].ninsns != k + 1)
 		return 0;
-	if (size == 2 && (b[0] == 0xeb || (b[0] & 0xf0) == 0x70))
-		return a + 2 + (uint64_t)(int64_t)(int8_t)b[1];
-	if (size == 5 && b[0] == 0xe9) {
-		memcpy(&d, b + 1, 4);
-		return a + 5 + (uint64_t)(int64_t)d;
-	}
-	if (size == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
-		memcpy(&d, b + 2, 4);
-		return a + 6 + (uint64_t)(int64_t)d;
+	for (uint32_t i = 0; i < f->blocks[b].nsucc; i++) {
+		const struct cfg_edge *e = &f->edges[f->succ[f->blocks[b].first_succ + i]];
+
+		if ((e->kind == EDGE_TAKEN || e->kind == EDGE_JUMP) && e->to < f->nblocks)
+			return f->blocks[e->to].start;
 	}
 	return 0;
-}
-
-static int cmp_cont(const void *a, const void *b)
-{
-	const struct tramp_cont *x = a, *y = b;
-
-	return x->at < y->at ? -1 : x->at > y->at;
 }
 
 int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, uint64_t start,
@@ -662,7 +649,7 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 			uint8_t lk = pf->reloc[w.last];
 
 			if (lk == RELOC_JCC || lk == RELOC_JMP) {
-				uint64_t t = branch_target(ps->prog->img, last->addr, last->size);
+				uint64_t t = jump_target(f, w.last);
 
 				if (t)
 					exits[nexits++] = t;
@@ -675,8 +662,12 @@ int patch_sites__emit(const struct patch_sites *ps, const struct probe_site *s, 
 				    make_cont(ps, w.func, exits[x], conts, bias, &cont[ncont],
 					      csizes[ncont], ckinds[ncont]))
 					ncont++;
-			if (ncont == 2 && cont[1].at < cont[0].at)
-				qsort(cont, 2, sizeof(cont[0]), cmp_cont);
+			if (ncont == 2 && cont[1].at < cont[0].at) { /* sorted by at */
+				struct tramp_cont t = cont[0];
+
+				cont[0] = cont[1];
+				cont[1] = t;
+			}
 			sp.cont = cont;
 			sp.ncont = ncont;
 		}
