@@ -427,20 +427,35 @@ int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool 
 	return check_sites(b, o, 0, nrefused, redo);
 }
 
+/* The bytes window I of PO (checked for plan PL) writes over or relocates, and its
+ * springboard's: (lo, hi) pairs into R; returns how many (0 when I is not patched). */
+static size_t window_ranges(const struct patch_obj *po, const struct placement *pl, size_t i,
+			    uint64_t r[4])
+{
+	size_t n = 0;
+
+	if (!po->win_len[i])
+		return 0;
+	r[2 * n] = po->win_start[i];
+	r[2 * n++ + 1] =
+	    patch_sites__span_end(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i]);
+	if (po->win_sb[i]) {
+		r[2 * n] = po->win_sb[i];
+		r[2 * n++ + 1] = po->win_sb[i] + PATCH_SPRING_LEN;
+	}
+	return n;
+}
+
 bool patch_backend__written(const struct patch_backend *b, unsigned index,
 			    const struct placement *pl, uint64_t vaddr)
 {
 	const struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+	uint64_t r[4];
 
-	for (size_t i = 0; po && po->ps && i < po->nwin && i < pl->nsites; i++) {
-		uint64_t start = po->win_start[i], sb = po->win_sb[i];
-
-		if (po->win_len[i] &&
-		    ((start <= vaddr && vaddr < patch_sites__span_end(po->ps, &pl->sites[i], start,
-								      po->win_len[i])) ||
-		     (sb && sb <= vaddr && vaddr < sb + PATCH_SPRING_LEN)))
-			return true;
-	}
+	for (size_t i = 0; po && po->ps && i < po->nwin && i < pl->nsites; i++)
+		for (size_t k = window_ranges(po, pl, i, r); k-- > 0;)
+			if (r[2 * k] <= vaddr && vaddr < r[2 * k + 1])
+				return true;
 	return false;
 }
 
@@ -487,11 +502,21 @@ static bool conts_bytes_ok(void *ctx, uint64_t vaddr, uint8_t len)
 	return same_as_file(c->o, &c->mem, vaddr, len, &none);
 }
 
-static int cmp_range(const void *a, const void *b)
+static int cmp_pair(const void *a, const void *b)
 {
 	const uint64_t *x = a, *y = b;
 
 	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Sorts the N (key, value) PAIRS by key and splits them into KEYS and VALUES (N each). */
+static void split_sorted(uint64_t *pairs, size_t n, uint64_t *keys, uint64_t *values)
+{
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_pair);
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = pairs[2 * i];
+		values[i] = pairs[2 * i + 1];
+	}
 }
 
 /* Fills *C for O's checked windows in process PID: every site and avoided point a stop, every
@@ -523,22 +548,9 @@ static int conts_make(const struct count_object *o, const struct patch_obj *po, 
 	for (size_t i = 0; i < o->navoid; i++)
 		c->stop[ns++] = o->avoid[i];
 	sort__u64(c->stop, ns);
-	for (size_t i = 0; i < po->nwin && i < pl->nsites; i++) {
-		if (!po->win_len[i])
-			continue;
-		pairs[2 * nr] = po->win_start[i];
-		pairs[2 * nr++ + 1] =
-		    patch_sites__span_end(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i]);
-		if (po->win_sb[i]) {
-			pairs[2 * nr] = po->win_sb[i];
-			pairs[2 * nr++ + 1] = po->win_sb[i] + PATCH_SPRING_LEN;
-		}
-	}
-	qsort(pairs, nr, 2 * sizeof(*pairs), cmp_range);
-	for (size_t i = 0; i < nr; i++) {
-		c->lo[i] = pairs[2 * i];
-		c->hi[i] = pairs[2 * i + 1];
-	}
+	for (size_t i = 0; i < po->nwin && i < pl->nsites; i++)
+		nr += window_ranges(po, pl, i, pairs + 2 * nr);
+	split_sorted(pairs, nr, c->lo, c->hi);
 	free(pairs);
 	code_image(o, pid, &c->mem);
 	c->pc = (struct patch_conts){.stop = c->stop, .nstop = ns, .lo = c->lo, .hi = c->hi,
@@ -566,11 +578,7 @@ static int conts_shortcuts(struct conts *c, const struct placement *pl, const st
 		pairs[2 * k] = po->win_start[i] + bias;
 		pairs[2 * k++ + 1] = blobs[j++].tramp;
 	}
-	qsort(pairs, k, 2 * sizeof(*pairs), cmp_range);
-	for (size_t i = 0; i < k; i++) {
-		c->rsite[i] = pairs[2 * i];
-		c->rtramp[i] = pairs[2 * i + 1];
-	}
+	split_sorted(pairs, k, c->rsite, c->rtramp);
 	free(pairs);
 	c->nredirect = k;
 	return 0;
