@@ -1578,7 +1578,6 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 	size_t i;
 	int err;
 
-	(void)opts;
 	memset(prog, 0, sizeof(*prog));
 	prog->img = img;
 	err = symbols__load(&prog->syms, img);
@@ -1592,6 +1591,11 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 				    .ctx = &b };
 	b.syms = &prog->syms;
 	err = decoder__open(&b.dec, img);
+	if (!err && opts && opts->ninsns) {
+		err = decoder__preload(&b.dec, opts->insns, opts->ninsns, opts->taken, opts->ntaken);
+		if (err == -EINVAL)
+			cfg_error(EINVAL, "'%s': the decoding given is not this image's", img->path);
+	}
 	if (!err)
 		err = load_callsites(&b);
 	for (i = 0; !err && i < prog->syms.nfuncs; i++) {

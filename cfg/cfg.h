@@ -229,6 +229,7 @@ struct cfg_stats {
 };
 
 struct decoder;
+struct dinsn;
 
 struct cfg_program {
 	struct elf_image *img; /* not owned */
@@ -244,10 +245,18 @@ struct cfg_program {
 
 struct cfg_options {
 	bool include_fragments_as_funcs; /* reserved */
+	/* The decoding of an earlier build of an image with the same bytes, by the same code
+	 * (decoder__records), or ninsns 0: preloaded (decoder__preload), so that the build
+	 * decodes only what it lacks. */
+	const struct dinsn *insns;
+	size_t ninsns;
+	const uint64_t *taken;
+	size_t ntaken;
 };
 
 /* Discovers functions in IMG and builds every function's CFG, the no-return fixpoint and the
- * call sites. Returns 0, or a negative errno with the reason in cfg_strerror(). Functions whose
+ * call sites. OPTS may be NULL. Returns 0, or a negative errno with the reason in
+ * cfg_strerror() (-EINVAL with a preloaded decoding that cannot be IMG's). Functions whose
  * code cannot be decoded are kept with CFG_FUNC_BAD_CODE rather than failing the build. */
 int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 		       const struct cfg_options *opts);

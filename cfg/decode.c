@@ -342,6 +342,70 @@ long decoder__index(struct decoder *d, uint64_t addr)
 	return (long)d->n - 1;
 }
 
+void decoder__records(const struct decoder *d, const struct dinsn **insns, size_t *n,
+		      const uint64_t **taken, size_t *ntaken)
+{
+	*insns = d->insns;
+	*n = d->n;
+	*taken = d->taken;
+	*ntaken = d->ntaken;
+}
+
+/* Empties D's cache (its sections' chunks stay allocated, zeroed). */
+static void forget(struct decoder *d)
+{
+	for (size_t k = 0; k < d->nsecs; k++)
+		for (size_t c = 0; d->chunks[k] && c < d->nchunks[k]; c++)
+			if (d->chunks[k][c])
+				memset(d->chunks[k][c], 0, 4096 * sizeof(uint32_t));
+	d->n = 0;
+	d->ntaken = 0;
+}
+
+int decoder__preload(struct decoder *d, const struct dinsn *insns, size_t n,
+		     const uint64_t *taken, size_t ntaken)
+{
+	if (d->n || d->ntaken || n >= UINT32_MAX - 1 || ntaken > UINT32_MAX)
+		return -EINVAL;
+	d->insns = malloc((n ? n : 1) * sizeof(*d->insns));
+	d->taken = malloc((ntaken ? ntaken : 1) * sizeof(*d->taken));
+	if (!d->insns || !d->taken) {
+		free(d->insns);
+		free(d->taken);
+		d->insns = NULL;
+		d->taken = NULL;
+		return -ENOMEM;
+	}
+	d->cap = n ? n : 1;
+	d->taken_cap = ntaken ? ntaken : 1;
+	memcpy(d->insns, insns, n * sizeof(*insns));
+	memcpy(d->taken, taken, ntaken * sizeof(*taken));
+	d->ntaken = ntaken;
+	for (size_t i = 0; i < n; i++) {
+		const struct dinsn *di = &insns[i];
+		const struct elf_section *s;
+		uint32_t *slot;
+
+		s = elf_image__section_at(d->img, di->addr);
+		if (!di->size || di->size > 15 || di->flow > INSN_SYSCALL || !s || !s->exec ||
+		    !s->data || di->addr + di->size - s->addr > s->size ||
+		    (uint64_t)di->taken + di->ntaken > ntaken)
+			goto bad;
+		slot = slot_of(d, di->addr);
+		if (!slot) {
+			forget(d);
+			return -ENOMEM;
+		}
+		if (*slot)
+			goto bad;
+		*slot = (uint32_t)++d->n;
+	}
+	return 0;
+bad:
+	forget(d);
+	return -EINVAL;
+}
+
 const struct dinsn *decoder__get(struct decoder *d, uint64_t addr)
 {
 	long i = decoder__index(d, addr);

@@ -53,7 +53,7 @@ struct decoder {
 	bool disjoint;      /* the image's sections are sorted and do not overlap */
 	uint64_t *taken;    /* see dinsn.taken */
 	size_t ntaken, taken_cap;
-	uint64_t ndecoded;
+	uint64_t ndecoded;   /* by capstone (not preloaded) */
 };
 
 /* Opens capstone for x86-64 with detail on. Returns 0 or a negative errno (message set). */
@@ -69,6 +69,21 @@ const struct dinsn *decoder__get(struct decoder *d, uint64_t addr);
 /* The cache index of the instruction at ADDR (decoding it if needed), or -1 as for
  * decoder__get. Indices stay valid for the decoder's lifetime: d->insns[index]. */
 long decoder__index(struct decoder *d, uint64_t addr);
+
+/* The decoder's cache as flat arrays, valid until the next decoder__get or decoder__index:
+ * every instruction decoded so far (*INSNS, *N of them, each with its own address) and the
+ * taken addresses they index (*TAKEN, *NTAKEN), for keeping across runs (decoder__preload). */
+void decoder__records(const struct decoder *d, const struct dinsn **insns, size_t *n,
+		      const uint64_t **taken, size_t *ntaken);
+
+/* Fills D, open and still empty, with the records decoder__records gave for an image with the
+ * same bytes (by the same code: the caller proves both), as if D had decoded them itself:
+ * their later lookups decode nothing, and D->ndecoded stays 0. Returns 0; -EINVAL when a
+ * record cannot be one of this image's (outside its executable sections, a size of 0 or over
+ * 15, an unknown flow, a taken index past NTAKEN, an address given twice), D left empty;
+ * -ENOMEM. */
+int decoder__preload(struct decoder *d, const struct dinsn *insns, size_t n,
+		     const uint64_t *taken, size_t ntaken);
 
 /* Decodes ADDR with full capstone detail into the decoder's scratch instruction, for the
  * analyses that need operands (jump tables). Returns NULL as decoder__get does. Never

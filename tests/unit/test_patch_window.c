@@ -597,6 +597,66 @@ static void test_shared_decoding(void **state)
 	cfg_program__free(&p2);
 }
 
+/* A build with the decoding of an earlier one preloaded (what the decode cache gives `run`)
+ * decodes nothing and builds the same CFG; records that cannot be this image's are refused. */
+static void test_preloaded_decoding(void **state)
+{
+	struct cfg_program p2, p3;
+	struct cfg_options o = { 0 };
+	const struct dinsn *insns;
+	const uint64_t *taken;
+	struct dinsn *copy;
+	size_t n, ntaken;
+
+	(void)state;
+	decoder__records(prog.dec, &insns, &n, &taken, &ntaken);
+	assert_true(n > 1000);
+	assert_int_equal(prog.dec->ndecoded, n);
+	o = (struct cfg_options){ .insns = insns, .ninsns = n, .taken = taken, .ntaken = ntaken };
+	assert_int_equal(cfg_program__build(&p2, &img, &o), 0);
+	assert_non_null(p2.dec);
+	assert_int_equal(p2.dec->ndecoded, 0);
+	assert_int_equal(p2.dec->n, n);
+	assert_int_equal(p2.nfuncs, prog.nfuncs);
+	for (size_t i = 0; i < prog.nfuncs; i++) {
+		const struct cfg_func *f = &prog.funcs[i], *g = &p2.funcs[i];
+
+		assert_int_equal(f->entry, g->entry);
+		assert_int_equal(f->flags, g->flags);
+		assert_int_equal(f->nblocks, g->nblocks);
+		assert_int_equal(f->nedges, g->nedges);
+		assert_int_equal(f->ninsns, g->ninsns);
+		if (f->nblocks)
+			assert_memory_equal(f->blocks, g->blocks, f->nblocks * sizeof(*f->blocks));
+		for (uint32_t k = 0; k < f->nedges; k++) {
+			assert_int_equal(f->edges[k].from, g->edges[k].from);
+			assert_int_equal(f->edges[k].to, g->edges[k].to);
+			assert_int_equal(f->edges[k].kind, g->edges[k].kind);
+			assert_int_equal(f->edges[k].flags, g->edges[k].flags);
+			assert_int_equal(f->edges[k].target, g->edges[k].target);
+		}
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			assert_int_equal(f->insns[k].addr, g->insns[k].addr);
+	}
+	cfg_program__free(&p2);
+
+	/* Not this image's: an address outside the code, one given twice, a bad taken index. */
+	copy = malloc(n * sizeof(*copy));
+	assert_non_null(copy);
+	o.insns = copy;
+	memcpy(copy, insns, n * sizeof(*copy));
+	copy[n / 2].addr = 8;
+	assert_int_equal(cfg_program__build(&p3, &img, &o), -EINVAL);
+	memcpy(copy, insns, n * sizeof(*copy));
+	copy[n / 2] = copy[n / 3];
+	assert_int_equal(cfg_program__build(&p3, &img, &o), -EINVAL);
+	memcpy(copy, insns, n * sizeof(*copy));
+	copy[n / 2].ntaken = 1;
+	copy[n / 2].taken = (uint32_t)ntaken;
+	assert_int_equal(cfg_program__build(&p3, &img, &o), -EINVAL);
+	free(copy);
+}
+
 /* The springboard query looks at the used slots near the window only: a long list of slots
  * far away changes nothing, the near one still counts. */
 static void test_springboard_many_used(void **state)
@@ -723,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_insn_effects), cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_springboards), cmocka_unit_test(test_springboard_refused),
 		cmocka_unit_test(test_indirect),     cmocka_unit_test(test_shared_decoding),
+		cmocka_unit_test(test_preloaded_decoding),
 		cmocka_unit_test(test_springboard_many_used), cmocka_unit_test(test_prefix_pair),
 	};
 

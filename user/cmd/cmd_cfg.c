@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "user/builtin.h"
+#include "user/session/decode_cache.h"
 #include "user/report/cfg_report.h"
 #include "user/util/clock.h"
 #include "user/util/log.h"
@@ -243,7 +244,7 @@ int cmd_cfg(int argc, char **argv)
 	pr_info("'%s': %zu sections, %zu segments, build-id %s", o.binary, img.nsecs,
 		img.nsegs, img.build_id[0] ? img.build_id : "none");
 
-	if (cfg_program__build(&prog, &img, NULL)) {
+	if (decode_cache__build(&prog, &img, true)) {
 		pr_lib_err(o.binary, "cannot build the control-flow graph");
 		goto out;
 	}

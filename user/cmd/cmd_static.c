@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "user/builtin.h"
+#include "user/session/decode_cache.h"
 #include "user/report/heuristic_rates.h"
 #include "user/util/json_out.h"
 #include "user/util/log.h"
@@ -312,7 +313,7 @@ int cmd_static(int argc, char **argv)
 		pr_lib_err(o.binary, "cannot open");
 		return EXIT_INPUT;
 	}
-	if (cfg_program__build(&prog, &img, NULL)) {
+	if (decode_cache__build(&prog, &img, true)) {
 		pr_lib_err(o.binary, "cannot build the control-flow graph");
 		goto out;
 	}

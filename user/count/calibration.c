@@ -452,25 +452,6 @@ int calibration__path(char *buf, size_t len)
 	return xdg__path(buf, len, "XDG_CACHE_HOME", ".cache", CALIBRATION_FILE);
 }
 
-/* Creates the directories leading to the file PATH. */
-static int make_parent_dirs(const char *path)
-{
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			int err = -errno;
-
-			pr_err("cannot create directory '%s': %s", dir, strerror(errno));
-			return err;
-		}
-		*s = '/';
-	}
-	return 0;
-}
-
 int calibration__save(const struct calibration *c, char *path_out, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -484,7 +465,7 @@ int calibration__save(const struct calibration *c, char *path_out, size_t len)
 		       "XDG_CACHE_HOME or HOME)");
 		return err;
 	}
-	err = make_parent_dirs(path);
+	err = xdg__make_parents(path, true);
 	if (err)
 		return err;
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);

@@ -2,6 +2,7 @@
  * Opening the binary of a profile (see profile_binary.h).
  */
 #include "user/profile/profile_binary.h"
+#include "user/session/decode_cache.h"
 
 #include "user/util/log.h"
 
@@ -18,7 +19,7 @@ int profile_binary__open(const struct profile *p, const char *file, const char *
 		elf_image__close(img);
 		return -1;
 	}
-	if (cfg_program__build(prog, img, NULL)) {
+	if (decode_cache__build(prog, img, true)) {
 		pr_lib_err(binary, "cannot build the control-flow graph");
 		elf_image__close(img);
 		return -1;

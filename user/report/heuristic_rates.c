@@ -78,20 +78,6 @@ int heuristic_rates__load(const char *path, double rates[BH_COUNT], char *from, 
 	return 0;
 }
 
-static int make_parent_dirs(const char *path)
-{
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return pr_err("cannot create directory '%s': %s", dir, strerror(errno));
-		*s = '/';
-	}
-	return 0;
-}
-
 int heuristic_rates__save(const char *path, const double rates[BH_COUNT],
 			  const uint64_t branches[BH_COUNT], char *const *profiles,
 			  size_t nprofiles, char *from, size_t len)
@@ -108,7 +94,7 @@ int heuristic_rates__save(const char *path, const double rates[BH_COUNT],
 			goto out;
 		}
 		path = def;
-		if (make_parent_dirs(path))
+		if (xdg__make_parents(path, true))
 			goto out;
 	}
 	if (!o || !r || !b || !p)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "user/builtin.h"
+#include "user/session/decode_cache.h"
 #include "cfg/dispatch.h"
 #include "cfg/dominators.h"
 #include "cfg/error.h"
@@ -1722,7 +1723,7 @@ int time_report__run(FILE *out, const struct profile *p, const char *file,
 		goto out_img;
 	if (cost_setup__init(&c.cs, o->cost))
 		goto out_img;
-	if (cfg_program__build(&c.prog, &c.img, NULL)) {
+	if (decode_cache__build(&c.prog, &c.img, true)) {
 		pr_err("%s", cfg_strerror());
 		goto out_cost;
 	}

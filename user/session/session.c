@@ -3,6 +3,7 @@
  * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
  */
 #include "user/session/session.h"
+#include "user/session/decode_cache.h"
 #include "user/session/lib_hint.h"
 
 #include <errno.h>
@@ -362,7 +363,7 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->popt = *popt;
 	if (elf_image__open(&o->img, path))
 		return pr_lib_err(path, cfg_strerror());
-	if (cfg_program__build(&o->prog, &o->img, NULL))
+	if (decode_cache__build(&o->prog, &o->img, false))
 		return pr_lib_err(path, cfg_strerror());
 	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
 	if (!o->notes)
@@ -375,6 +376,7 @@ static int object_prepare(struct session_object *o, const char *path,
 	/* Where in-process counters can go, before the plan prices its sites. */
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
+	decode_cache__save(&o->img, &o->prog);
 	cfg_program__drop_decoding(&o->prog); /* read by the CFG and patch analyses only */
 	if (pb && index) {
 		struct libs_syms syms;

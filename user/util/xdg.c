@@ -3,10 +3,14 @@
  */
 #include "user/util/xdg.h"
 
+#include "user/util/log.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,4 +36,25 @@ int xdg__path(char *buf, size_t len, const char *env, const char *dotdir, const 
 		n = snprintf(buf, len, "%s/%s/edgeprof/%s", home, dotdir, file);
 	}
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int xdg__make_parents(const char *path, bool say)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			int err = -errno;
+
+			if (say)
+				pr_err("cannot create directory '%s': %s", dir, strerror(-err));
+			else
+				pr_debug("cannot create directory '%s': %s", dir, strerror(-err));
+			return err;
+		}
+		*s = '/';
+	}
+	return 0;
 }

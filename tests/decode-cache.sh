@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The decode cache (user/session/decode_cache.c): the decoding of a binary kept across runs in
+# $XDG_CACHE_HOME/edgeprof/decode/, named by the hash of the binary's bytes.
+# tests/programs/example.c built with gcc -O2, profiled with `edgeprof run` under a cache
+# directory of its own:
+#   - a first run keeps the decoding (one file, named by 32 hex digits); a second one
+#     preloads it and keeps nothing; the two profiles are the same (everything but the run's
+#     timings) and the second one's counts equal callgrind's (build/tests/count_oracle);
+#   - a cache file with one payload byte changed, cut short, or stamped by another edgeprof
+#     build (the header's build ID changed) is not used (-vv says why), the profile is the
+#     same again, and the file is written anew;
+#   - EDGEPROF_NO_DECODE_CACHE=1 neither reads nor writes (no decode directory made);
+#   - at most 64 files stay: with 70 older ones there, saving one more drops the oldest.
+# Needs root (skips otherwise) and BPF: skips when BPF is unavailable (CI=true turns the skip
+# into a failure). Exit 0 pass, 77 skip, else fail.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
+EDGEPROF=${EDGEPROF:-build/edgeprof}
+ORACLE=build/tests/count_oracle
+
+[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all $ORACLE)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
+for c in gcc python3 valgrind; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+done
+
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 # default site costs: the same placement each run
+dir=$XDG_CACHE_HOME/edgeprof/decode
+gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
+printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
+
+# prof N [ENV...]: runs the example under edgeprof -vv into $tmp/pN.data, log $tmp/logN.
+prof() {
+	local n=$1
+	shift
+	if ! env "$@" "$EDGEPROF" -vv run -o "$tmp/p$n.data" -- "$tmp/example" "$tmp/input" \
+		>"$tmp/out$n" 2>"$tmp/log$n"; then
+		skip_if_no_bpf "$tmp/log$n"
+		bad "run $n failed: $(grep -v debug "$tmp/log$n" | head -c 300)"
+		return 1
+	fi
+}
+
+# same A B: the profiles are equal but for the run's timings.
+same() {
+	python3 - "$tmp/p$1.data" "$tmp/p$2.data" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for p in (a, b):
+    for k in ("seconds", "analysis_s"):
+        p["run"].pop(k, None)
+sys.exit(0 if a == b else 1)
+EOF
+}
+
+files() { find "$dir" -maxdepth 1 -type f 2>/dev/null | grep -cE '/[0-9a-f]{32}$'; }
+
+prof 1 || exit 1
+if [ "$(files)" = 1 ] && grep -q 'decoded instructions kept in' "$tmp/log1"; then
+	ok "a first run keeps the decoding: $(ls -s "$dir" | tail -n 1)"
+else
+	bad "a first run keeps no decoding ($(files) files): $(grep -i decod "$tmp/log1")"
+fi
+cache=$(find "$dir" -maxdepth 1 -type f | head -n 1)
+
+prof 2 || exit 1
+if grep -q 'decoded instructions from' "$tmp/log2" && ! grep -q 'kept in' "$tmp/log2"; then
+	ok "a second run preloads it and keeps nothing: $(grep -o '[0-9]* decoded instructions from' "$tmp/log2")"
+else
+	bad "a second run does not preload: $(grep -i decod "$tmp/log2")"
+fi
+same 1 2 && ok "the two profiles are the same" || bad "the profiles of a cold and a warm run differ"
+valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
+	--callgrind-out-file="$tmp/cg.out" "$tmp/example" "$tmp/input" >/dev/null 2>"$tmp/vg.err" ||
+	{ bad "callgrind failed: $(tail -n 2 "$tmp/vg.err")"; }
+"$EDGEPROF" report --json "$tmp/p2.data" >"$tmp/p2.json" || bad "report failed"
+if msg=$("$ORACLE" --profile "$tmp/p2.json" --callgrind "$tmp/cg.out" --binary "$tmp/example" 2>&1); then
+	ok "the warm run's counts: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+else
+	bad "the warm run's counts: $(tail -n 5 <<<"$msg")"
+fi
+
+# spoil HOW: changes the cache file (damaged: a payload byte; truncated: the last 8 bytes
+# gone; tool: a byte of the build ID in the header).
+spoil() {
+	python3 - "$cache" "$1" <<'EOF'
+import os, sys
+path, how = sys.argv[1:3]
+b = bytearray(open(path, "rb").read())
+if how == "damaged":
+    b[len(b) // 2] ^= 0xff
+elif how == "truncated":
+    b = b[:-8]
+elif how == "tool":
+    b[16] ^= 0xff
+open(path, "wb").write(b)
+EOF
+}
+n=3
+for how in damaged truncated tool; do
+	spoil $how
+	case $how in
+	damaged) why="damaged" ;;
+	truncated) why="truncated" ;;
+	tool) why="written by another edgeprof build" ;;
+	esac
+	prof $n || exit 1
+	if grep -q "not used: $why" "$tmp/log$n" && grep -q 'kept in' "$tmp/log$n"; then
+		ok "a $how cache file is not used and is written anew"
+	else
+		bad "a $how cache file: $(grep -i 'decod\|not used' "$tmp/log$n")"
+	fi
+	same 1 $n && ok "the profile with a $how cache file is the same" ||
+		bad "the profile with a $how cache file differs"
+	n=$((n + 1))
+done
+
+XDG_CACHE_HOME=$tmp/off prof $n EDGEPROF_NO_DECODE_CACHE=1 || exit 1
+if [ ! -e "$tmp/off/edgeprof/decode" ] && ! grep -qi 'decoded instructions' "$tmp/log$n"; then
+	ok "EDGEPROF_NO_DECODE_CACHE=1 neither reads nor writes"
+else
+	bad "EDGEPROF_NO_DECODE_CACHE=1 still used the cache"
+fi
+n=$((n + 1))
+
+rm -f "$dir"/*
+for i in $(seq 1 70); do
+	f=$dir/$(printf '%032x' "$i")
+	echo old >"$f"
+	touch -d "2020-01-01 00:00:$((i % 60))" "$f"
+done
+touch -d "2019-01-01" "$dir/$(printf '%032x' 70)"
+prof $n || exit 1
+if [ "$(files)" = 64 ] && [ -s "$cache" ] && [ ! -e "$dir/$(printf '%032x' 70)" ]; then
+	ok "saving one more with 70 there keeps 64 files, the new one in, the oldest out"
+else
+	bad "eviction: $(files) files left, new one $( [ -s "$cache" ] && echo kept || echo missing)"
+fi
+checks_summary decode-cache
