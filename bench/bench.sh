@@ -2,11 +2,13 @@
 # The benchmark suite (`make bench`): what profiling costs on real programs, side by side in
 # one run. For each program (edgeprof's test programs and the corpus built from Debian source
 # packages by scripts/corpus.sh: lua5.4, bzip2, sqlite3), interleaved repetitions
-# (native edgeprof uprobe callgrind gcov bolt naive native edgeprof ...), medians of
+# (native edgeprof cold uprobe callgrind gcov bolt naive native edgeprof ...), medians of
 # wall-clock seconds:
 #   native     the program as built (-O2 -g)
 #   edgeprof   `edgeprof run`, its default mechanism (`--probes auto`: in-process counters
-#              where proven safe, uprobes elsewhere; default placement: spanning-tree chords)
+#              where proven safe, uprobes elsewhere; default placement: spanning-tree chords),
+#              a later run of the binary (an untimed one first fills the decode cache)
+#   cold       the same with EDGEPROF_NO_DECODE_CACHE=1: a first run of the binary
 #   uprobe     `edgeprof run --probes uprobe` (every counter a kernel uprobe); "missing" when
 #              this edgeprof has no `run --probes` (detected from `edgeprof run --help`)
 #   callgrind  `valgrind --tool=callgrind`
@@ -32,7 +34,7 @@
 #
 # Environment:
 #   REPS (5)             repetitions of native, gcov and bolt
-#   REPS_SLOW (2)        repetitions of edgeprof, uprobe and callgrind (and naive)
+#   REPS_SLOW (2)        repetitions of edgeprof, cold, uprobe and callgrind (and naive)
 #   NAIVE_TIMEOUT (60)   seconds before a naive run is stopped (one run once it times out)
 #   EDGEPROF_TIMEOUT (1800), UPROBE_TIMEOUT (1800), CALLGRIND_TIMEOUT (600)  a stopped run is
 #                        reported as a timeout (and not repeated); CHORDS_TIMEOUT, the old
@@ -319,6 +321,10 @@ while IFS=$'\t' read -r -a row; do
 	cmd=("${row[@]:4}")
 	# Warm-up, untimed: page cache, and the native output the others are compared with.
 	"${cmd[@]}" </dev/null >"$WORK/runs/$prog.native.ref" 2>/dev/null || true
+	# ... and edgeprof's decode cache: every timed edgeprof run is a later run of the binary
+	# (the cold column is a first one: EDGEPROF_NO_DECODE_CACHE=1).
+	"${EP_ENV[@]}" "$EP" -q run -o "$WORK/runs/$prog.warmup.prof" -- "${cmd[@]}" </dev/null \
+		>/dev/null 2>&1 || true
 	rounds=$((REPS > REPS_SLOW ? REPS : REPS_SLOW))
 	declare -A dead=()
 	for ((i = 1; i <= rounds; i++)); do
@@ -327,6 +333,11 @@ while IFS=$'\t' read -r -a row; do
 			timed "$prog" edgeprof "$i" "$EDGEPROF_TIMEOUT" "${EP_ENV[@]}" "$EP" -q run \
 				-o "$WORK/runs/$prog.edgeprof.$i.prof" -- "${cmd[@]}"
 			last_ok || dead[edgeprof]=1
+		fi
+		if ((i <= REPS_SLOW)) && [ -z "${dead[cold]:-}" ]; then
+			timed "$prog" cold "$i" "$EDGEPROF_TIMEOUT" "${EP_ENV[@]}" env EDGEPROF_NO_DECODE_CACHE=1 \
+				"$EP" -q run -o "$WORK/runs/$prog.cold.$i.prof" -- "${cmd[@]}"
+			last_ok || dead[cold]=1
 		fi
 		if ((i <= REPS_SLOW)) && [ "$have_probes" = 1 ] && [ -z "${dead[uprobe]:-}" ]; then
 			timed "$prog" uprobe "$i" "$UPROBE_TIMEOUT" "${EP_ENV[@]}" "$EP" -q run \
