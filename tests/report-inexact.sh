@@ -7,6 +7,11 @@
 # warns about, `report` lists and `--json` gives under "inexact" (with the violations, and the
 # entry block's measured count equal to the calls the program itself counted); functions that
 # conserve flow are not listed; the old generic "longjmp or exceptions" blame is gone.
+# On tests/programs/inexact/jit_callback.c (gcc -O2): main() calls back into the program
+# through a stub in anonymous executable memory, and the callback exits; the stub has no CFI,
+# so main's frame is beyond the unwinder's reach: the run and the report say that a stack
+# could not be unwound fully (main's counts differ from callgrind's with flow conserved: the
+# warning is all that tells), the program's output is its native one.
 # Exit 0 pass, 1 fail, 77 skip (BPF unavailable).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -84,6 +89,27 @@ PY
 	ok "report --json lists $msg"
 else
 	bad "report --json: $msg"
+fi
+
+jit=$OUT/jit_callback
+gcc -O2 -g -o "$jit" tests/programs/inexact/jit_callback.c || { echo "FAIL: cc jit_callback"; exit 1; }
+"$jit" 3 >"$OUT/jit.native" || bad "jit_callback failed natively"
+if "$EDGEPROF" run -o "$OUT/jit.data" -- "$jit" 3 >"$OUT/jit.out" 2>"$OUT/jit.err"; then
+	cmp -s "$OUT/jit.native" "$OUT/jit.out" && ok "jit_callback: output as native" ||
+		bad "jit_callback: output differs from the native one"
+	if grep -q "warning: 1 stack could not be unwound fully" "$OUT/jit.err"; then
+		ok "jit_callback: the run warns that a stack could not be unwound fully"
+	else
+		bad "jit_callback: no unwinding warning: $(cat "$OUT/jit.err")"
+	fi
+	"$EDGEPROF" report "$OUT/jit.data" >"$OUT/jit.report" 2>&1
+	if grep -q "but 1 stack could not be unwound fully" "$OUT/jit.report"; then
+		ok "jit_callback: the report says so beside its violations line"
+	else
+		bad "jit_callback: the report does not say that a stack could not be unwound"
+	fi
+else
+	bad "edgeprof run jit_callback: $(tail -n 1 "$OUT/jit.err")"
 fi
 
 checks_summary report-inexact

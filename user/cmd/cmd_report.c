@@ -648,6 +648,10 @@ static int report_text(FILE *out, const struct profile *p, const char *file, siz
 		fprintf(out, "violations:  %" PRIu64 " in %zu function%s: their counts are NOT "
 			"exact (listed below)\n",
 			p->nviolations, vfuncs, vfuncs == 1 ? "" : "s");
+	else if (p->unwind_failures)
+		fprintf(out, "violations:  0 (flow is conserved everywhere), but %u stack%s could "
+			"not be unwound fully: functions with frames beyond it may be inexact\n",
+			p->unwind_failures, p->unwind_failures == 1 ? "" : "s");
 	else
 		fprintf(out, "violations:  0 (flow is conserved everywhere)\n");
 

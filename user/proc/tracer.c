@@ -303,6 +303,7 @@ struct unwind {
 	int tid;
 	uint8_t kind;
 	bool unknown; /* a frame's address is in no module the Dwfl knows (dlopen since?) */
+	uint64_t unknown_pc; /* the first such address */
 	unsigned nframes;
 	Dwfl_Module *last_mod; /* cache of the last module looked at */
 	int last_obj;
@@ -411,8 +412,10 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	/* A return address may lie just past the end of its function (after a call that
 	 * does not return): look the caller up by the call instruction. */
 	mod = dwfl_addrmodule(u->dwfl, activation ? pc : pc - 1);
-	if (!mod)
+	if (!mod && !u->unknown) {
 		u->unknown = true;
+		u->unknown_pc = pc;
+	}
 	if (mod && (obj = module_is_profiled(u, mod, &bias)) >= 0) {
 		struct frame_event ev = {
 		    .vaddr = pc - bias,
@@ -502,6 +505,13 @@ static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bo
 	}
 	if (u.cut) {
 		pr_debug("thread %d: stack cut after %u frames", tid, TRACER_MAX_FRAMES);
+		t->res->unwind_failures++;
+	} else if (u.unknown) {
+		/* Code of no file (JIT code, a trampoline a signal interrupted inside an
+		 * increment) has no CFI: the frames beyond it cannot be told, and one of the
+		 * profiled code left there would be missing from the flow, unexplained. */
+		pr_debug("thread %d: a frame at %#llx is in no known code: the frames beyond it "
+			 "are not known", tid, (unsigned long long)u.unknown_pc);
 		t->res->unwind_failures++;
 	} else if (rc != 0 && !t->oom) {
 		/* libdwfl may report the end of some stacks as an error: only an error before

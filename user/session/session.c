@@ -1501,6 +1501,12 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		warn_violations(s, counts, nviol, tr, unmapped);
 	else if (unmapped)
 		pr_warn("%zu unwound frames were not in any recovered block (-vv: where)", unmapped);
+	/* A frame beyond a stack's unknown part is one whose call never ends in the flow: the
+	 * counts of its function can be wrong with flow conserved everywhere. */
+	if (tr->unwind_failures && !nviol)
+		pr_warn("%u stack%s could not be unwound fully (-vv: where): functions with frames "
+			"beyond it may have inexact counts although flow is conserved",
+			tr->unwind_failures, tr->unwind_failures == 1 ? "" : "s");
 	for (size_t i = 0; i < tr->nexec_records; i++)
 		if (execs[i].main)
 			pr_warn("the %s exec'd '%s' at %.3f s (pid %d): the counts cover the image before the exec",
