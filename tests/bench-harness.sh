@@ -4,7 +4,8 @@
 # must be consistent with each other and with the counts:
 #  - bench.sh refuses a work directory outside build/ or a mktemp -d directory, or a
 #    non-empty one that is not its own (decoys keep their files);
-#  - every column ran and produced the native output; the gcov build wrote its .gcda file;
+#  - every column ran and produced the native output (cold too: edgeprof without its decode
+#    cache); the gcov build wrote its .gcda file;
 #    the uprobe column ran if this edgeprof has `run --probes` (else it says missing), with
 #    uprobe sites only and the same edge counts as the default mechanism; the bolt column
 #    ran if llvm-bolt-19 and its runtime are installed (else missing), each run wrote an
@@ -91,7 +92,7 @@ def edge_counts(path):
 
 for name, r in res.items():
     c = r["columns"]
-    ran = ["native", "edgeprof", "callgrind", "gcov", "naive"]
+    ran = ["native", "edgeprof", "cold", "callgrind", "gcov", "naive"]
     ran += ["uprobe"] if have_probes else []
     ran += ["bolt"] if have_bolt else []
     for col in ran:
@@ -162,6 +163,6 @@ assert "bench/setup.sh" in r["columns"]["bolt"]["why"], r["columns"]["bolt"]
 assert r["columns"]["edgeprof"]["status"] == "ok", r["columns"]["edgeprof"]
 assert r["columns"]["gcov"]["status"] == "ok", r["columns"]["gcov"]
 PYEOF_harness_2
-grep -q '^| switch | [0-9.]* | [0-9.]* | [a-z0-9.]* | missing | [0-9.]* | missing | [0-9.]* |' "$tmp/nv.md" ||
+grep -q '^| switch | [0-9.]* | [0-9.]* | [0-9.]* | [a-z0-9.]* | missing | [0-9.]* | missing | [0-9.]* |' "$tmp/nv.md" ||
 	fail "no 'missing' callgrind and bolt cells"
 echo "ok: without valgrind and BOLT their columns say missing and the rest is measured"
