@@ -487,17 +487,9 @@ bool patch_sites__emit_accepts(const struct patch_sites *ps, const struct probe_
 /* Whether [A, A + N) overlaps a range written over (CONTS' sorted, disjoint ranges). */
 static bool overwritten(const struct patch_conts *c, uint64_t a, uint8_t n)
 {
-	size_t lo = 0, hi = c->nranges;
+	size_t k = sort__lower_bound_u64(c->hi, c->nranges, a + 1); /* the first ending after a */
 
-	while (lo < hi) { /* the first range ending after a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->hi[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nranges && c->lo[lo] < a + n;
+	return k < c->nranges && c->lo[k] < a + n;
 }
 
 /* The continuation from ELF vaddr X in function FI (see struct tramp_cont) into *C, its sizes

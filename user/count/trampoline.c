@@ -13,6 +13,7 @@
 
 #include "cfg/flag_liveness.h"
 #include "cfg/patch_window.h"
+#include "cfg/sort.h"
 
 #define MAX_PCS 128
 #define MAX_JUMPS 40
@@ -584,18 +585,10 @@ unsigned patch_blob__shortcut(struct patch_blob *b, const uint64_t *sites, const
 {
 	b->nshortcuts = 0;
 	for (uint32_t j = 0; j < b->njumps; j++) {
-		size_t lo = 0, hi = n;
+		size_t lo = sort__lower_bound_u64(sites, n, b->jumps[j].to);
 		int64_t d;
 		int32_t d32;
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (sites[mid] < b->jumps[j].to)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (lo == n || sites[lo] != b->jumps[j].to || sites[lo] == b->site ||
 		    b->jumps[j].off + 4 > b->tramp_len)
 			continue;
@@ -649,10 +642,7 @@ static struct emitter *scratch(csh cs, cs_insn **in)
 		return NULL;
 	if (!win && !(win = cs_malloc(cs)))
 		return NULL;
-	if (!e->cs) {
-		e->cs = cs;
-		e->cin = NULL;
-	}
+	e->cs = cs;
 	e->sp = NULL;
 	e->pos = 0;
 	e->npcs = 0;
