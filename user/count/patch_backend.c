@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -595,6 +596,105 @@ static void conts_release(struct conts *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* One thread's share of an install's trampolines: the windows of plan sites [FIRST, END),
+ * made one after the other into BLOBS from index J, at region offsets from OFF up to LIMIT. */
+struct emit_share {
+	const struct count_object *o;
+	const struct patch_obj *po;
+	const struct patcher_region *rg;
+	const struct patch_conts *pc;
+	bool atomic;
+	size_t first, end, j;
+	struct patch_blob *blobs;
+	uint64_t off, limit;
+	uint64_t failed; /* the site that could not be made, when err */
+	int err;
+};
+
+static void *emit_share_run(void *arg)
+{
+	struct emit_share *sh = arg;
+	const struct placement *pl = sh->o->pl;
+	const struct patch_obj *po = sh->po;
+
+	for (size_t i = sh->first, j = sh->j; i < sh->end && !sh->err; i++) {
+		if (i >= po->nwin || !po->win_len[i])
+			continue;
+		if (sh->off + TRAMP_MAX_LEN > sh->limit) {
+			sh->err = -ENOSPC;
+			break;
+		}
+		sh->err = patch_sites__emit(po->ps, &pl->sites[i], po->win_start[i], po->win_len[i],
+					    po->win_sb[i], sh->o->bias, sh->rg->tramp_base + sh->off,
+					    sh->rg->counters_base, sh->atomic, sh->pc, &sh->blobs[j]);
+		if (sh->err) {
+			sh->failed = pl->sites[i].addr;
+			break;
+		}
+		sh->off += (sh->blobs[j].tramp_len + 15) & ~15u;
+		j++;
+	}
+	trampoline__thread_done();
+	return NULL;
+}
+
+/* Below this many windows one thread makes them all (starting a second costs ~0.1 ms; low
+ * enough that the test programs make their trampolines on two threads too). */
+#define EMIT_SPLIT_MIN 64
+
+/* Makes the trampolines of O's N windows (PO) into BLOBS, in region RG: the first half of the
+ * windows on this thread from the region's start, the second half on another thread from the
+ * middle of the region (each half has room for its longest trampolines), while the target is
+ * held and the machine's other core would idle. *USED gets the bytes made. Returns 0, or
+ * -ENOSPC or a patch_sites__emit error (both reported). */
+static int emit_all(const struct count_object *o, const struct patch_obj *po,
+		    const struct patcher_region *rg, bool atomic, const struct patch_conts *pc,
+		    struct patch_blob *blobs, size_t n, uint64_t *used)
+{
+	const uint64_t slot = (TRAMP_MAX_LEN + 15) & ~15u;
+	const size_t nshares = n >= EMIT_SPLIT_MIN ? 2 : 1;
+	size_t mid = o->pl->nsites;
+	struct emit_share sh[2];
+	pthread_t worker;
+	bool threaded = false;
+	int err = 0;
+
+	if (nshares == 2) /* the plan index of the window numbered n / 2 */
+		for (size_t i = 0, j = 0; i < o->pl->nsites && i < po->nwin; i++)
+			if (po->win_len[i] && j++ == n / 2) {
+				mid = i;
+				break;
+			}
+	sh[0] = (struct emit_share){ .o = o, .po = po, .rg = rg, .pc = pc, .atomic = atomic,
+				     .first = 0, .end = mid, .blobs = blobs,
+				     .limit = nshares == 2 ? (n / 2) * slot : rg->tramp_size };
+	if (sh[0].limit > rg->tramp_size)
+		sh[0].limit = rg->tramp_size;
+	sh[1] = sh[0];
+	sh[1].first = mid;
+	sh[1].end = o->pl->nsites;
+	sh[1].j = n / 2;
+	sh[1].off = sh[0].limit;
+	sh[1].limit = rg->tramp_size;
+	if (nshares == 2)
+		threaded = pthread_create(&worker, NULL, emit_share_run, &sh[1]) == 0;
+	emit_share_run(&sh[0]);
+	if (threaded)
+		pthread_join(worker, NULL);
+	else if (nshares == 2)
+		emit_share_run(&sh[1]);
+	*used = sh[0].off + (nshares == 2 ? sh[1].off - sh[0].limit : 0);
+	for (size_t k = 0; k < nshares && !err; k++) {
+		err = sh[k].err;
+		if (err == -ENOSPC)
+			pr_err("'%s': the trampoline region is too small", o->path);
+		else if (err)
+			pr_err("'%s': cannot generate the counter at %#llx", o->path,
+			       (unsigned long long)sh[k].failed);
+	}
+	return err;
+}
+
 static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefused)
 {
 	struct patch_backend *b = be;
@@ -656,26 +756,7 @@ static int patch_attach(void *be, struct count_object *o, int pid, size_t *nrefu
 	if (!err) {
 		const struct patcher_region *rg = patcher__region(b->pt, (size_t)po->region);
 
-		for (size_t i = 0, j = 0; i < pl->nsites && !err; i++) {
-			if (i >= po->nwin || !po->win_len[i])
-				continue;
-			if (off + TRAMP_MAX_LEN > rg->tramp_size) {
-				pr_err("'%s': the trampoline region is too small", o->path);
-				err = -ENOSPC;
-				break;
-			}
-			err = patch_sites__emit(
-			    po->ps, &pl->sites[i], po->win_start[i], po->win_len[i], po->win_sb[i],
-			    o->bias, rg->tramp_base + off, rg->counters_base, b->atomic,
-			    cs.pc.ctx ? &cs.pc : NULL, &blobs[j]);
-			if (err) {
-				pr_err("'%s': cannot generate the counter at %#llx", o->path,
-				       (unsigned long long)pl->sites[i].addr);
-				break;
-			}
-			off += (blobs[j].tramp_len + 15) & ~15u;
-			j++;
-		}
+		err = emit_all(o, po, rg, b->atomic, cs.pc.ctx ? &cs.pc : NULL, blobs, n, &off);
 		/* Jump shortcuts, now that every trampoline's place is known: a jump to another
 		 * window's start goes straight to its trampoline. */
 		if (!err && cs.pc.ctx && !conts_shortcuts(&cs, pl, po, o->bias, blobs, n))

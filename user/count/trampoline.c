@@ -612,35 +612,36 @@ void patch_blob__release(struct patch_blob *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* One capstone handle for every site, opened at the first use and kept: cs_open builds
- * capstone's instruction tables again, which cost more than relocating a site (edgeprof is
- * single-threaded). 0 if capstone cannot be opened. */
+/* Per thread (the install makes trampolines on two threads, see patch_backend.c), kept for
+ * every site it makes: a capstone handle, an instruction for decoding a window's
+ * instructions, and the emitter (allocating and clearing one costs more than a site's
+ * trampoline, 35,000 times for sqlite3). Released by trampoline__thread_done. */
+static __thread csh tls_cs;
+static __thread bool tls_opened;
+static __thread struct emitter *tls_emitter;
+static __thread cs_insn *tls_insn;
+
+/* The calling thread's capstone handle, opened at its first use. 0 if it cannot be opened. */
 static csh tramp_capstone(void)
 {
-	static csh cs;
-	static bool opened;
-
-	if (!opened) {
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+	if (!tls_opened) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &tls_cs) != CS_ERR_OK)
 			return 0;
-		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-		opened = true;
+		cs_option(tls_cs, CS_OPT_DETAIL, CS_OPT_ON);
+		tls_opened = true;
 	}
-	return cs;
+	return tls_cs;
 }
 
-/* The emitter, reset, and the instruction for decoding a window's instructions into *IN: one
- * of each for every site, allocated at the first use and kept (a site's trampoline costs less
- * than allocating and clearing them, 35,000 times for sqlite3; edgeprof is single-threaded).
- * NULL when out of memory. */
+/* The calling thread's emitter, reset, and its instruction for decoding into *IN. NULL when
+ * out of memory. */
 static struct emitter *scratch(csh cs, cs_insn **in)
 {
-	static struct emitter *e;
-	static cs_insn *win;
+	struct emitter *e = tls_emitter;
 
-	if (!e && !(e = calloc(1, sizeof(*e))))
+	if (!e && !(e = tls_emitter = calloc(1, sizeof(*e))))
 		return NULL;
-	if (!win && !(win = cs_malloc(cs)))
+	if (!tls_insn && !(tls_insn = cs_malloc(cs)))
 		return NULL;
 	e->cs = cs;
 	e->sp = NULL;
@@ -651,8 +652,20 @@ static struct emitter *scratch(csh cs, cs_insn **in)
 	e->nconts = 0;
 	e->njumps = 0;
 	e->err = 0;
-	*in = win;
+	*in = tls_insn;
 	return e;
+}
+
+void trampoline__thread_done(void)
+{
+	if (tls_insn)
+		cs_free(tls_insn, 1);
+	tls_insn = NULL;
+	free(tls_emitter);
+	tls_emitter = NULL;
+	if (tls_opened)
+		cs_close(&tls_cs);
+	tls_opened = false;
 }
 
 /* trampoline__emit, with the spec's continuations unless NO_CONT. Returns -ENOSPC when

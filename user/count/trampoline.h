@@ -164,4 +164,8 @@ unsigned patch_blob__shortcut(struct patch_blob *b, const uint64_t *sites, const
 /* Frees what a patch_blob holds. Safe on a zeroed blob. */
 void patch_blob__release(struct patch_blob *b);
 
+/* Frees what trampoline__emit keeps for the calling thread between sites (its capstone handle,
+ * emitter and decoding buffer): call when a thread that made trampolines is done with them. */
+void trampoline__thread_done(void);
+
 #endif

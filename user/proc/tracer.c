@@ -433,13 +433,32 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* Where the tracer's Dwfls look for separate debug files: dwfl_standard_find_debuginfo, but a
+ * module without a file of its own (the vdso) only by build ID under /usr/lib/debug when
+ * DEBUGINFOD_URLS names no server. libdw 0.188 loads its debuginfod client (libcurl, gnutls and
+ * a dozen more libraries: ~17 ms, with the target held) at the first debug file it cannot find
+ * on disk, whether or not a server is set, and the vdso's is seldom on disk. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if ((!urls || !*urls) && modname && modname[0] == '[')
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 /* The Dwfl of process TGID (reporting TID's mappings), made on first use or when FRESH. NULL
  * when it cannot be made (reported at debug level). */
 static Dwfl *proc_dwfl(struct tracer *t, int tid, int tgid, bool fresh)
 {
 	static const Dwfl_Callbacks callbacks = {
 	    .find_elf = dwfl_linux_proc_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	    .find_debuginfo = find_debuginfo,
 	};
 	struct proc *p = proc_get(t, tgid, NULL);
 	Dwfl *d;
@@ -614,7 +633,7 @@ static void find_functions(int tgid, struct symbol_search *ss)
 {
 	static const Dwfl_Callbacks callbacks = {
 	    .find_elf = dwfl_linux_proc_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	    .find_debuginfo = find_debuginfo,
 	};
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 
