@@ -56,7 +56,7 @@ static void report_usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  --json         print every profiled function's block and edge counts as JSON\n"
-		"  --top N        show N functions, blocks and edges each (default %d; text only)\n"
+		"  --top N        show N functions, blocks and edges each (default %d; text and --html)\n"
 		"  --html DIR     write HTML pages into DIR instead (made, or replaced when it\n"
 		"                 holds an earlier edgeprof HTML report or nothing; written\n"
 		"                 beside it and renamed into place): index.html with the run's\n"
@@ -196,10 +196,12 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return usage_error("report", "--html goes with neither --time nor --json");
 	if (o->html.nsource_maps && !o->html.dir)
 		return usage_error("report", "--source-map needs --html");
-	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || (o->t.binary &&
-			 !o->html.dir) || o->t.dot || o->t.loop_model))
+	if (!o->time && o->t.binary && !o->html.dir)
+		return usage_error("report", "--binary needs --time or --html");
+	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || o->t.dot ||
+			 o->t.loop_model))
 		return usage_error("report", "--cost, --fcdg, --dot, --loop-model and --loop-stats "
-				   "need --time, --binary --time or --html");
+				   "need --time");
 	if (o->t.dot && !o->t.fcdg)
 		return usage_error("report", "--dot needs --fcdg FUNCTION");
 	if (o->t.cost && strcmp(o->t.cost, "insns") && strcmp(o->t.cost, "cycles") &&
