@@ -5,6 +5,8 @@
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
 #   make check-distro  Debian's own /usr/bin programs checked block by block against callgrind
+#   make check-pgo  clang-19 sample PGO of lua5.4 from an edgeprof profile, timed against the
+#                   plain build and instrumentation PGO (slow; root; scripts/pgo-lua.sh)
 #   make check-python  python3.11's own regression tests natively and under edgeprof run:
 #                   equal results, 0 violations (slow; root; libpython3.11-testsuite)
 #   make fuzz       run the fuzz targets for a bounded time
@@ -23,7 +25,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lxxhash -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus check-distro check-python check-bolt fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-distro check-python check-bolt check-pgo fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -119,6 +121,10 @@ check-bolt: all
 
 check-distro: all $(ORACLES)
 	scripts/check-distro.sh
+
+# Issue 18: lua5.4 rebuilt with clang-19 -fprofile-sample-use from edgeprof's profile.
+check-pgo: all
+	scripts/pgo-lua.sh
 
 # Non-interference on a test suite nobody here wrote (issue 14): not part of make test.
 check-python: all

@@ -33,6 +33,7 @@ struct srcline {
 	struct cu_range *ranges; /* sorted by lo */
 	size_t nranges, cap_ranges;
 	size_t last; /* range of the last successful lookup, a cheap first guess */
+	Dwarf_Die fallback; /* srcline__row's unit when no unit declared ranges */
 };
 
 /* Upper bound on ranges per unit, against a corrupt range list that never ends. */
@@ -174,10 +175,15 @@ int srcline__open(struct srcline **slp, const struct elf_image *img)
 	return 0;
 }
 
-/* File and line of ADDR in unit DIE: 0, or -ENOENT when the unit has no row for it. */
-static int lookup_in(Dwarf_Die *die, uint64_t addr, const char **file, int *line)
+/* The line table row of ADDR in unit DIE, or NULL when the unit has none for it. */
+static Dwarf_Line *row_in(Dwarf_Die *die, uint64_t addr)
 {
-	Dwarf_Line *row = dwarf_getsrc_die(die, addr);
+	return dwarf_getsrc_die(die, addr);
+}
+
+/* File and line of ROW: 0, or -ENOENT when it has no file or no line (line 0). */
+static int row_line(Dwarf_Line *row, const char **file, int *line)
+{
 	const char *name;
 	int lineno = 0;
 
@@ -191,23 +197,23 @@ static int lookup_in(Dwarf_Die *die, uint64_t addr, const char **file, int *line
 	return 0;
 }
 
-int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *line)
+/* The unit holding a row with a line for ADDR into *CU (an index into sl->cus) and that row
+ * into *ROW: 0, or -ENOENT. */
+static int find_row(struct srcline *sl, uint64_t addr, size_t *cu, Dwarf_Line **row)
 {
 	size_t lo = 0, hi, i;
-	Dwarf_Die die;
+	const char *file;
+	int line;
 
-	if (!sl || !sl->dw)
+	if (!sl || !sl->dw || !sl->nranges)
 		return -ENOENT;
-	if (!sl->nranges) {
-		/* No unit declared ranges: fall back to libdw's own address index. */
-		if (!dwarf_addrdie(sl->dw, addr, &die))
-			return -ENOENT;
-		return lookup_in(&die, addr, file, line);
-	}
 	if (sl->last < sl->nranges && sl->ranges[sl->last].lo <= addr &&
-	    addr < sl->ranges[sl->last].hi &&
-	    lookup_in(&sl->cus[sl->ranges[sl->last].cu], addr, file, line) == 0)
-		return 0;
+	    addr < sl->ranges[sl->last].hi) {
+		*cu = sl->ranges[sl->last].cu;
+		*row = row_in(&sl->cus[*cu], addr);
+		if (row_line(*row, &file, &line) == 0)
+			return 0;
+	}
 
 	/* lo = number of ranges with range.lo <= addr. */
 	hi = sl->nranges;
@@ -223,12 +229,52 @@ int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *l
 	for (i = lo; i-- > 0 && sl->ranges[i].maxhi > addr;) {
 		if (addr >= sl->ranges[i].hi)
 			continue;
-		if (lookup_in(&sl->cus[sl->ranges[i].cu], addr, file, line) == 0) {
+		*cu = sl->ranges[i].cu;
+		*row = row_in(&sl->cus[*cu], addr);
+		if (row_line(*row, &file, &line) == 0) {
 			sl->last = i;
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int srcline__row(struct srcline *sl, uint64_t addr, Dwarf_Die **cu, Dwarf_Line **row)
+{
+	size_t k;
+
+	if (!sl || !sl->dw)
+		return -ENOENT;
+	if (!sl->nranges) {
+		if (!dwarf_addrdie(sl->dw, addr, &sl->fallback))
+			return -ENOENT;
+		*cu = &sl->fallback;
+		*row = row_in(*cu, addr);
+		return *row ? 0 : -ENOENT;
+	}
+	if (find_row(sl, addr, &k, row))
+		return -ENOENT;
+	*cu = &sl->cus[k];
+	return 0;
+}
+
+int srcline__lookup(struct srcline *sl, uint64_t addr, const char **file, int *line)
+{
+	Dwarf_Die die;
+	Dwarf_Line *row;
+	size_t cu;
+
+	if (!sl || !sl->dw)
+		return -ENOENT;
+	if (!sl->nranges) {
+		/* No unit declared ranges: fall back to libdw's own address index. */
+		if (!dwarf_addrdie(sl->dw, addr, &die))
+			return -ENOENT;
+		return row_line(row_in(&die, addr), file, line);
+	}
+	if (find_row(sl, addr, &cu, &row))
+		return -ENOENT;
+	return row_line(row, file, line);
 }
 
 void srcline__close(struct srcline *sl)

@@ -16,7 +16,8 @@ SRC=/etc/apt/sources.list.d/edgeprof.sources
 # Packages from the main suite.
 MAIN_PKGS="make gcc g++ clang llvm lld pkg-config binutils elfutils libelf-dev libdw-dev
 	libcapstone-dev libjansson-dev libxxhash-dev libcmocka-dev valgrind libclang-rt-14-dev dpkg-dev
-	zlib1g-dev libzstd-dev python3 coreutils bolt-19 libbolt-19-dev lcov gcovr"
+	zlib1g-dev libzstd-dev python3 coreutils bolt-19 libbolt-19-dev clang-19 llvm-19 lcov gcovr
+	graphviz chromium python3-pil"
 # Packages that must come from bookworm-backports (uprobe-multi needs libbpf >= 1.3).
 BPO_PKGS="libbpf-dev bpftool"
 

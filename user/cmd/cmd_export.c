@@ -1,7 +1,9 @@
 /*
- * `edgeprof export --format bolt|lcov [-o FILE] [PROFILE] [BINARY]`: a profile in a form
- * another tool reads: BOLT's fdata (user/export/bolt_fdata.h) or an lcov tracefile
- * (user/export/lcov.h), from the binary's CFG and the profile's counts, written atomically.
+ * `edgeprof export --format bolt|lcov|gcov|llvm-sample [-o FILE] [PROFILE] [BINARY]`: a profile
+ * in a form another tool reads: BOLT's fdata (user/export/bolt_fdata.h), an lcov tracefile
+ * (user/export/lcov.h), gcov reports (user/export/gcov_text.h) or LLVM's text sample profile
+ * (user/export/llvm_sample.h), from the binary's CFG and the profile's counts, written
+ * atomically.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,13 +21,14 @@
 #include "user/export/gcov_text.h"
 #include "user/export/lcov.h"
 #include "user/export/line_counts.h"
+#include "user/export/llvm_sample.h"
 #include "user/profile/profile.h"
 #include "user/profile/profile_binary.h"
 #include "user/profile/profile_dest.h"
 #include "user/util/log.h"
 
 static const char export_usage[] =
-	"usage: edgeprof export --format bolt|lcov|gcov [-o FILE|DIR] [PROFILE] [BINARY]\n"
+	"usage: edgeprof export --format bolt|lcov|gcov|llvm-sample [-o FILE|DIR] [PROFILE] [BINARY]\n"
 	"\n"
 	"Writes PROFILE (default ./" PROFILE_DEFAULT_PATH ") in a format another tool reads:\n"
 	"  bolt   BOLT's fdata text for `llvm-bolt -data=FILE`, as a binary instrumented by\n"
@@ -48,34 +51,52 @@ static const char export_usage[] =
 	"         file, into the directory -o DIR (made if missing), named as gcov\n"
 	"         --preserve-paths names them (\"#src#a.c.gcov\"): each source line with the\n"
 	"         same count as lcov's, function and branch lines\n"
+	"  llvm-sample  LLVM's text sample profile for `clang -fprofile-sample-use=FILE`\n"
+	"         (AutoFDO's input, `llvm-profdata show --sample` reads it) of a binary built\n"
+	"         with -g: per function that ran \"NAME:TOTAL:HEAD\" (HEAD its invocations),\n"
+	"         then \" OFF[.DISC]: COUNT [CALLEE:CALLS ...]\" per line, OFF the line minus\n"
+	"         the function's DW_AT_decl_line, DISC the line's base discriminator, COUNT\n"
+	"         the largest block count of its instructions times their duplication factor\n"
+	"         (as AutoFDO), CALLEE:CALLS the direct calls made there; functions inlined\n"
+	"         there (DWARF inlined subroutines) as \" OFF[.DISC]: CALLEE:TOTAL\" with their\n"
+	"         own lines one space deeper. Build with -fdebug-info-for-profiling for\n"
+	"         discriminators. Indirect calls' targets, code without a line, unknown\n"
+	"         counts and functions with violations are left out\n"
 	"\n"
 	"  BINARY           the profiled binary (default: the path recorded in the profile);\n"
 	"                   its build-id must match\n"
-	"  -f, --format F   bolt, lcov or gcov (required)\n"
+	"  -f, --format F   bolt, lcov, gcov or llvm-sample (required)\n"
 	"  -o, --output FILE  where it goes (default: standard output; gcov: a directory,\n"
 	"                   required); a file is written atomically\n"
 	"  -h, --help       show this help\n";
 
-enum export_format { FORMAT_BOLT, FORMAT_LCOV, FORMAT_GCOV };
+enum export_format { FORMAT_BOLT, FORMAT_LCOV, FORMAT_GCOV, FORMAT_LLVM_SAMPLE };
 
-static const char *const format_names[] = { "bolt", "lcov", "gcov" };
+static const char *const format_names[] = { "bolt", "lcov", "gcov", "llvm-sample" };
 
 static const char no_lines[] = "the binary has no line tables (build it with -g)";
 
 struct export_ctx {
-	bool lcov;
+	enum export_format format; /* bolt, lcov or llvm-sample */
 	const struct profile *p;
 	const struct cfg_program *prog;
 	const struct elf_image *img;
 	struct bolt_fdata_stats st;
 	struct lcov_stats lst;
+	struct llvm_sample_stats sst;
 };
 
 static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
 {
 	struct export_ctx *c = ctx;
-	int err = c->lcov ? lcov__write(out, c->p, c->prog, c->img, NULL, &c->lst)
-			  : bolt_fdata__write(out, c->p, c->prog, c->img, &c->st);
+	int err;
+
+	if (c->format == FORMAT_LCOV)
+		err = lcov__write(out, c->p, c->prog, c->img, NULL, &c->lst);
+	else if (c->format == FORMAT_LLVM_SAMPLE)
+		err = llvm_sample__write(out, c->p, c->prog, c->img, &c->sst);
+	else
+		err = bolt_fdata__write(out, c->p, c->prog, c->img, &c->st);
 
 	if (err)
 		snprintf(msg, size, "%s",
@@ -176,11 +197,12 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format_name)
-		return usage_error("export", "no format (--format bolt|lcov|gcov)");
-	while (format <= FORMAT_GCOV && strcmp(format_name, format_names[format]))
+		return usage_error("export", "no format (--format bolt|lcov|gcov|llvm-sample)");
+	while (format <= FORMAT_LLVM_SAMPLE && strcmp(format_name, format_names[format]))
 		format++;
-	if (format > FORMAT_GCOV)
-		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov)", format_name);
+	if (format > FORMAT_LLVM_SAMPLE)
+		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov, llvm-sample)",
+				   format_name);
 	if (format == FORMAT_GCOV && !strcmp(out, "-"))
 		return usage_error("export", "--format gcov needs a directory (-o DIR)");
 	if (argc - optind > 2)
@@ -198,11 +220,27 @@ int cmd_export(int argc, char **argv)
 			status = EXIT_OK;
 		goto out;
 	}
-	c = (struct export_ctx){ .lcov = format == FORMAT_LCOV, .p = &p, .prog = &prog,
-				 .img = &img };
-	if (profile_dest__write(out, c.lcov ? "the tracefile" : "the fdata", fill_export, &c))
+	c = (struct export_ctx){ .format = format, .p = &p, .prog = &prog, .img = &img };
+	if (profile_dest__write(out,
+				format == FORMAT_LCOV		? "the tracefile"
+				: format == FORMAT_LLVM_SAMPLE ? "the sample profile"
+								: "the fdata",
+				fill_export, &c))
 		goto out;
-	if (c.lcov) {
+	if (format == FORMAT_LLVM_SAMPLE) {
+		warn_violations(file, c.sst.unknown_funcs);
+		if (c.sst.partial_funcs)
+			pr_warn("'%s': %" PRIu32 " functions that ran have unresolved indirect jumps:"
+				" the lines of code reached only through them are missing",
+				file, c.sst.partial_funcs);
+		pr_info("'%s': %" PRIu32 " functions, %" PRIu64 " lines, %" PRIu64
+			" inlined call sites, %" PRIu64 " call targets; %" PRIu64
+			" instructions that ran have no line",
+			out, c.sst.funcs, c.sst.lines, c.sst.inlined, c.sst.targets, c.sst.no_line);
+		status = EXIT_OK;
+		goto out;
+	}
+	if (format == FORMAT_LCOV) {
 		warn_violations(file, c.lst.unknown_funcs);
 		pr_info("'%s': %" PRIu32 " files, %" PRIu32 " of %" PRIu32 " lines hit, %" PRIu32
 			" branches, %" PRIu32 " functions",

@@ -3,6 +3,7 @@
  * prints a summary of the run and its probes, the hottest functions, blocks and edges, and the
  * functions whose flow conservation failed; or, with --json, every profiled function's block
  * and edge counts streamed one function at a time. Needs only the profile, not the binary.
+ * With --html DIR it writes the HTML pages of user/report/html_report.h instead.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include "user/builtin.h"
 #include "user/util/log.h"
 #include "user/profile/profile.h"
+#include "user/report/html_report.h"
 #include "user/report/time_report.h"
 
 #define DEFAULT_TOP 20
@@ -33,12 +35,15 @@ struct report_opts {
 	unsigned long top;
 	bool time;
 	struct time_opts t;
+	struct html_report_opts html; /* html.dir set: --html */
 };
 
 static void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: edgeprof report [FILE] [--json] [--top N] [--lib NAME]\n"
+		"       edgeprof report --html DIR [--top N] [--lib NAME] [--binary PATH]\n"
+		"                       [--source-map OLD=NEW]... [FILE]\n"
 		"       edgeprof report --time [--cost insns|cycles|COSTFILE] [--loop-stats FILE]\n"
 		"                       [--loop-model product|independent]\n"
 		"                       [--binary PATH] [--json] [--top N] [--fcdg FUNCTION [--dot]]\n"
@@ -51,7 +56,19 @@ static void report_usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  --json         print every profiled function's block and edge counts as JSON\n"
-		"  --top N        show N functions, blocks and edges each (default %d; text only)\n"
+		"  --top N        show N functions, blocks and edges each (default %d; text and --html)\n"
+		"  --html DIR     write HTML pages into DIR instead (made, or replaced when it\n"
+		"                 holds an earlier edgeprof HTML report or nothing; written\n"
+		"                 beside it and renamed into place): index.html with the run's\n"
+		"                 summary and the N hottest functions (--top, default %d), and a\n"
+		"                 page for each with its CFG as a heat map drawn by Graphviz's\n"
+		"                 dot (needs the graphviz package), its disassembly and its\n"
+		"                 source lines with their counts (disassembly and source need the\n"
+		"                 binary, --binary if it moved; source needs -g and readable\n"
+		"                 files). Self-contained: no script, nothing loaded from elsewhere\n"
+		"  --source-map OLD=NEW  with --html: read a source file whose path starts with\n"
+		"                 OLD from NEW followed by the rest (sources that moved;\n"
+		"                 repeatable)\n"
 		"  --lib NAME     only the section of a shared library profiled with --lib (a\n"
 		"                 path or the start of its file name); by default every section\n"
 		"  --time         average time per invocation and its standard deviation, per\n"
@@ -66,7 +83,8 @@ static void report_usage(FILE *out)
 		"                 entry alike) or independent (iterations i.i.d.: a random sum)\n"
 		"  --loop-stats F trip-count moments {\"loops\":[{\"func\",\"header\",\"entries\",\n"
 		"                 \"sum\",\"sumsq\"}]} (else loop trip variance is taken as 0)\n"
-		"  --binary PATH  the profiled binary, if it moved (the build-id must match)\n"
+		"  --binary PATH  the profiled binary, if it moved (the build-id must match;\n"
+		"                 --time and --html)\n"
 		"  --fcdg F       with --time: show function F's FCDG node by node (--dot: Graphviz)\n"
 		"  -v, --verbose  more diagnostics on stderr\n"
 		"  -q, --quiet    errors only on stderr\n"
@@ -75,15 +93,16 @@ static void report_usage(FILE *out)
 		"Addresses are ELF virtual addresses. Functions excluded, with block counts only\n"
 		"or not exact are listed with the reason and what they executed (--json:\n"
 		"\"inexact\"); counts of functions listed under 'violations' are not exact. Exit\n"
-		"status: 0 success, 1 bad profile, 2 bad command line.\n",
-		DEFAULT_TOP);
+		"status: 0 success, 1 bad profile (or --html: DIR or the pages cannot be\n"
+		"written, dot failed), 2 bad command line.\n",
+		DEFAULT_TOP, DEFAULT_TOP);
 }
 
 /* Parses the command line into O. Returns -1 to go on, else the exit status to return. */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	enum { OPT_LIB = 256, OPT_LOOP_MODEL, OPT_COST, OPT_FCDG, OPT_LOOP_STATS, OPT_BINARY,
-	       OPT_TOP };
+	       OPT_TOP, OPT_HTML, OPT_SOURCE_MAP };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "lib", required_argument, NULL, OPT_LIB },
@@ -95,6 +114,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "loop-stats", required_argument, NULL, OPT_LOOP_STATS },
 		{ "binary", required_argument, NULL, OPT_BINARY },
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "source-map", required_argument, NULL, OPT_SOURCE_MAP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +165,18 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return usage_error("report", "--top: '%s' is not a number from 0 "
 						   "to %d", optarg, MAX_TOP);
 			break;
+		case OPT_HTML:
+			o->html.dir = optarg;
+			break;
+		case OPT_SOURCE_MAP:
+			if (!strchr(optarg, '=') || *optarg == '=')
+				return usage_error("report", "--source-map: '%s' is not OLD=NEW",
+						   optarg);
+			if (o->html.nsource_maps == HTML_REPORT_MAX_SOURCE_MAPS)
+				return usage_error("report", "--source-map: at most %d",
+						   HTML_REPORT_MAX_SOURCE_MAPS);
+			o->html.source_map[o->html.nsource_maps++] = optarg;
+			break;
 		case 'v':
 		case 'q':
 			log__apply_option(opt);
@@ -159,10 +192,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		o->file = argv[optind++];
 	if (optind < argc)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || o->t.binary || o->t.dot ||
+	if (o->html.dir && (o->time || o->json))
+		return usage_error("report", "--html goes with neither --time nor --json");
+	if (o->html.nsource_maps && !o->html.dir)
+		return usage_error("report", "--source-map needs --html");
+	if (!o->time && o->t.binary && !o->html.dir)
+		return usage_error("report", "--binary needs --time or --html");
+	if (!o->time && (o->t.cost || o->t.fcdg || o->t.loop_stats || o->t.dot ||
 			 o->t.loop_model))
-		return usage_error("report", "--cost, --fcdg, --dot, --loop-model, --loop-stats and "
-				   "--binary need --time");
+		return usage_error("report", "--cost, --fcdg, --dot, --loop-model and --loop-stats "
+				   "need --time");
 	if (o->t.dot && !o->t.fcdg)
 		return usage_error("report", "--dot needs --fcdg FUNCTION");
 	if (o->t.cost && strcmp(o->t.cost, "insns") && strcmp(o->t.cost, "cycles") &&
@@ -1011,6 +1050,13 @@ int cmd_report(int argc, char **argv)
 	if (p.nviolations)
 		pr_warn("'%s': flow conservation fails at %" PRIu64 " vertices: the counts of the "
 			"functions listed under violations are not exact", o.file, p.nviolations);
+	if (o.html.dir) {
+		o.html.binary = o.t.binary;
+		o.html.top = o.top;
+		ret = html_report__write(&p, o.file, &o.html) ? EXIT_INPUT : EXIT_OK;
+		profile__release(&p);
+		return ret;
+	}
 	if (o.time) {
 		o.t.json = o.json;
 		o.t.top = o.top;
