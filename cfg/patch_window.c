@@ -289,14 +289,10 @@ long patch_func__insn_at(const struct cfg_func *f, uint64_t addr)
 }
 
 /* The block holding instruction INSN of F (blocks hold contiguous ranges). */
-static int block_of_insn(const struct cfg_func *f, uint32_t insn)
+/* The block of PF's function holding its instruction INSN, or -1 (mapped by scan_func). */
+static int block_of_insn(const struct patch_func *pf, uint32_t insn)
 {
-	int b = cfg_func__block_containing(f, f->insns[insn].addr);
-
-	if (b < 0 || insn < f->blocks[b].first_insn ||
-	    insn >= f->blocks[b].first_insn + f->blocks[b].ninsns)
-		return -1;
-	return b;
+	return pf->block[insn];
 }
 
 static uint8_t class_of(uint8_t live)
@@ -320,7 +316,11 @@ static bool window_ok(const struct patch_analysis *pa, const struct patch_func *
 		if (ends_window_only(pf->reloc[k]) && k != blk_last)
 			return false;
 	}
-	return !patch_entries__inside(&pa->entries, avoid, navoid, lo, hi);
+	/* The entries in the function's span: a window lies within one of its blocks. */
+	const struct patch_entries own = { .addr = pa->entries.addr + pf->entries_lo,
+					   .n = pf->entries_hi - pf->entries_lo };
+
+	return !patch_entries__inside(&own, avoid, navoid, lo, hi);
 }
 
 static void outcomes(const struct patch_func *pf, const struct cfg_func *f, uint32_t blk,
@@ -379,7 +379,7 @@ int patch_analysis__count_window(const struct patch_analysis *pa, size_t func, u
 		return -ENOENT;
 	f = &pa->prog->funcs[func];
 	pf = &pa->funcs[func];
-	if (pf->refused || insn >= f->ninsns || (blk = block_of_insn(f, insn)) < 0)
+	if (pf->refused || insn >= f->ninsns || (blk = block_of_insn(pf, insn)) < 0)
 		return -ENOENT;
 	b = &f->blocks[blk];
 	blk_last = b->first_insn + b->ninsns - 1;
@@ -438,7 +438,7 @@ int patch_analysis__branch_window(const struct patch_analysis *pa, size_t func, 
 	f = &pa->prog->funcs[func];
 	pf = &pa->funcs[func];
 	if (pf->refused || insn >= f->ninsns || pf->reloc[insn] != RELOC_JCC ||
-	    (blk = block_of_insn(f, insn)) < 0)
+	    (blk = block_of_insn(pf, insn)) < 0)
 		return -ENOENT;
 	b = &f->blocks[blk];
 	if (insn != b->first_insn + b->ninsns - 1)
@@ -785,7 +785,7 @@ int patch_analysis__indirect_window(const struct patch_analysis *pa, size_t func
 	f = &pa->prog->funcs[func];
 	pf = &pa->funcs[func];
 	if (pf->refused || insn >= f->ninsns || pf->reloc[insn] != RELOC_JMP_IND ||
-	    (blk = block_of_insn(f, insn)) < 0)
+	    (blk = block_of_insn(pf, insn)) < 0)
 		return -ENOENT;
 	b = &f->blocks[blk];
 	jt = table_of(f, f->insns[insn].addr);
@@ -867,9 +867,18 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 	pf->branch_class = calloc(f->ninsns + 1, 1);
 	pf->indirect_class = calloc(f->ninsns + 1, 1);
 	pf->quiet = calloc(f->ninsns + 1, 1);
+	pf->block = malloc((f->ninsns + 1) * sizeof(*pf->block));
 	if (!pf->reloc || !pf->count_class || !pf->branch_class || !pf->indirect_class ||
-	    !pf->quiet)
+	    !pf->quiet || !pf->block)
 		return -ENOMEM;
+	/* Blocks in order, a later one's instructions taking over an earlier one's: a prefix
+	 * pair's inner block is the one block_lookup finds. */
+	for (uint32_t k = 0; k < f->ninsns; k++)
+		pf->block[k] = -1;
+	for (uint32_t b = 0; b < f->nblocks; b++)
+		for (uint32_t k = f->blocks[b].first_insn;
+		     k < f->blocks[b].first_insn + f->blocks[b].ninsns && k < f->ninsns; k++)
+			pf->block[k] = (int32_t)b;
 	pf->refused = (f->flags & (CFG_FUNC_UNRESOLVED | CFG_FUNC_BAD_CODE)) != 0;
 	if ((err = add(&pa->entries, f->entry)))
 		return err;
@@ -913,6 +922,26 @@ static int scan_func(struct patch_analysis *pa, struct patch_func *pf, const str
 	return flag_liveness__compute(&pf->fl, pa->prog, f, d);
 }
 
+/* Sets PF's slice of the sorted ENTRIES: those within F's instructions' span. */
+static void entries_span(struct patch_func *pf, const struct cfg_func *f,
+			 const struct patch_entries *entries)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint32_t k = 0; k < f->ninsns; k++) {
+		if (f->insns[k].addr < lo)
+			lo = f->insns[k].addr;
+		if (f->insns[k].addr + f->insns[k].size > hi)
+			hi = f->insns[k].addr + f->insns[k].size;
+	}
+	if (lo >= hi) {
+		pf->entries_lo = pf->entries_hi = 0;
+		return;
+	}
+	pf->entries_lo = sort__lower_bound_u64(entries->addr, entries->n, lo);
+	pf->entries_hi = sort__lower_bound_u64(entries->addr, entries->n, hi);
+}
+
 int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog)
 {
 	struct decoder own, *d = prog->dec;
@@ -954,6 +983,8 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 				pa->entries.addr[w++] = pa->entries.addr[r];
 		pa->entries.n = w;
 		pa->stats.entries = w;
+		for (size_t i = 0; i < prog->nfuncs; i++)
+			entries_span(&pa->funcs[i], &prog->funcs[i], &pa->entries);
 		err = find_gaps(pa, d);
 	}
 	if (d == &own)
@@ -1021,6 +1052,7 @@ void patch_analysis__release(struct patch_analysis *pa)
 		free(pa->funcs[i].branch_class);
 		free(pa->funcs[i].indirect_class);
 		free(pa->funcs[i].quiet);
+		free(pa->funcs[i].block);
 		flag_liveness__release(&pa->funcs[i].fl);
 	}
 	free(pa->funcs);

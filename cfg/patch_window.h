@@ -97,6 +97,8 @@ struct patch_func {
 				  * jump k (its block's last instruction) */
 	uint8_t *quiet;        /* 1: k cannot fault nor touch memory (no memory operand but a
 				* lea's, no stack access, no division) */
+	int32_t *block;        /* the block holding k (block_of_insn's answer), or -1 */
+	size_t entries_lo, entries_hi; /* patch_analysis.entries within the function's span */
 	struct flag_liveness fl;
 	bool refused;          /* unresolved or bad code: no windows */
 };
