@@ -113,6 +113,7 @@
 #include <stdint.h>
 
 #include "cfg/cfg.h"
+#include "cfg/block_lines.h"
 #include "cfg/srcline.h"
 #include "estimators/placement.h"
 #include "estimators/propagate.h"
@@ -167,6 +168,8 @@ struct profile_input {
 					      * functions may be zeroed */
 	const struct site_costs *costs;
 	struct srcline *lines;               /* may be NULL */
+	const struct block_lines *blines;    /* the same, looked up already (then lines is not
+					      * read); may be NULL */
 	char *const *argv;                   /* NULL-terminated, may be NULL */
 	int wait_status;
 	double seconds;

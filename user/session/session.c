@@ -543,8 +543,52 @@ bool session__patches_at(const struct session *s, uint64_t vaddr)
 	       patch_backend__written(s->patch, 0, &s->objs[0].pl, vaddr);
 }
 
+/* The source lines of every object of S into s->lines (an object without line tables, or
+ * whose lines cannot be read, gets an empty table: the profile then has no lines for it). */
+static void *read_lines(void *arg)
+{
+	struct session *s = arg;
+
+	for (size_t k = 0; k < s->nobjs; k++)
+		block_lines__build(&s->lines[k], &s->objs[k].prog, s->objs[k].path);
+	return NULL;
+}
+
+/* s->lines, allocated empty (NULL when out of memory). */
+static struct block_lines *alloc_lines(struct session *s)
+{
+	if (!s->lines && (s->lines = calloc(s->nobjs + 1, sizeof(*s->lines))))
+		for (size_t k = 0; k <= s->nobjs; k++)
+			s->lines[k].img.fd = -1;
+	return s->lines;
+}
+
+/* Starts read_lines on a thread of its own, once; without a thread the lines are read by
+ * session__finish. The objects' CFGs are only read meanwhile. */
+static void start_lines(struct session *s)
+{
+	if (s->lines)
+		return;
+	if (alloc_lines(s))
+		s->lines_started = !pthread_create(&s->lines_thread, NULL, read_lines, s);
+}
+
+/* The objects' lines, once read (NULL when out of memory). */
+static struct block_lines *finish_lines(struct session *s)
+{
+	if (s->lines_started) {
+		pthread_join(s->lines_thread, NULL);
+		s->lines_started = false;
+		return s->lines;
+	}
+	if (alloc_lines(s))
+		read_lines(s);
+	return s->lines;
+}
+
 int session__count_pid(struct session *s, int pid)
 {
+	start_lines(s);
 	for (size_t b = 0; b < s->nbackends; b++)
 		if (s->backends[b].ops->count_pid &&
 		    s->backends[b].ops->count_pid(s->backends[b].be, pid))
@@ -1395,7 +1439,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	struct virtual_edge **v = calloc(n, sizeof(*v));
 	size_t *nv = calloc(n, sizeof(*nv));
 	struct func_counts **counts = calloc(n, sizeof(*counts));
-	struct srcline **lines = calloc(n, sizeof(*lines));
+	struct block_lines *blines = finish_lines(s);
 	struct profile_input *in = calloc(n, sizeof(*in));
 	struct profile_exec *execs = calloc(tr->nexec_records + 1, sizeof(*execs));
 	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
@@ -1407,7 +1451,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		pr_err("the libraries' counters could not be placed when the loader had mapped them: no profile written");
 		goto out;
 	}
-	if (!bi || !v || !nv || !counts || !lines || !in || !execs)
+	if (!bi || !v || !nv || !counts || !in || !execs)
 		goto nomem;
 	for (size_t i = 0; i < tr->nexec_records; i++)
 		execs[i] = (struct profile_exec){ .pid = tr->execs[i].pid, .main = tr->execs[i].main,
@@ -1459,11 +1503,9 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		counts[k] = calloc(o->prog.nfuncs ? o->prog.nfuncs : 1, sizeof(*counts[k]));
 		if (!counts[k] || object_counts(s, o, v[k], nv[k], counts[k], &nviol))
 			goto nomem;
-		if (srcline__open(&lines[k], &o->img))
-			lines[k] = NULL;
 		in[k] = (struct profile_input){
 			.prog = &o->prog, .pl = &o->pl, .counters = s->counters + o->counter_base,
-			.counts = counts[k], .costs = &o->popt.costs, .lines = lines[k],
+			.counts = counts[k], .costs = &o->popt.costs, .blines = blines ? &blines[k] : NULL,
 			.argv = info->argv, .wait_status = tr->wait_status, .seconds = tr->seconds,
 			.nprocesses = tr->nprocesses, .nthreads = tr->nthreads,
 			.unwind_failures = tr->unwind_failures, .nvirtual = nv[k], .ve = v[k],
@@ -1526,8 +1568,6 @@ out:
 	close_backends(s);
 	pr_debug("counting backends closed");
 	for (size_t k = 0; k < n; k++) {
-		if (lines && lines[k])
-			srcline__close(lines[k]);
 		for (size_t i = 0; counts && counts[k] && i < s->objs[k].prog.nfuncs; i++)
 			func_counts__release(&counts[k][i]);
 		if (counts)
@@ -1542,7 +1582,6 @@ out:
 	free(v);
 	free(nv);
 	free(counts);
-	free(lines);
 	free(in);
 	free(execs);
 	free(lm);
@@ -1552,6 +1591,13 @@ out:
 
 void session__release(struct session *s)
 {
+	if (s->lines_started)
+		pthread_join(s->lines_thread, NULL);
+	s->lines_started = false;
+	for (size_t k = 0; s->lines && k < s->nobjs; k++)
+		block_lines__free(&s->lines[k]);
+	free(s->lines);
+	s->lines = NULL;
 	close_backends(s);
 	free(s->counters);
 	s->counters = NULL;

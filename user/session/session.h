@@ -10,6 +10,7 @@
 #define EDGEPROF_USER_SESSION_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -100,6 +101,11 @@ struct session {
 	bool loop_stats;       /* the binary's loops are probed for trip counts */
 	struct loop_probe_plan loops; /* their plan (objs[0]) */
 	double analysis_s;     /* seconds session__prepare spent on CFGs and plans */
+	/* The objects' source lines for the profile, read on a thread of their own from the
+	 * first counted process on (the machine's other core idles while the target runs). */
+	struct block_lines *lines;
+	pthread_t lines_thread;
+	bool lines_started;
 };
 
 /* What session__finish writes besides the counts. */
@@ -165,7 +171,8 @@ void session__avoid(struct session *s, uint64_t vaddr);
  * byte at ELF address VADDR: false without them. */
 bool session__patches_at(const struct session *s, uint64_t vaddr);
 
-/* Counts process PID (and what it forks) from now on, with every backend. Returns 0 or
+/* Counts process PID (and what it forks) from now on, with every backend; the first call also
+ * starts reading the objects' source lines for the profile on another thread. Returns 0 or
  * non-zero (reported). */
 int session__count_pid(struct session *s, int pid);
 
