@@ -21,7 +21,7 @@ CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(CSTD) $(WARN) -I. -D_GNU_SOURCE
-LIBS     := -lelf -ldw -lcapstone -ljansson -lxxhash -lm
+LIBS     := -lelf -ldw -lcapstone -ljansson -lxxhash -lz -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:

@@ -25,7 +25,8 @@
 	X(static, "estimate a static profile (Wu-Larus) of a binary without running it")          \
 	X(compare, "compare a profile with the static estimate: Wall's matching scores")          \
 	X(calibrate_heuristics, "measure the branch heuristics' hit rates on your profiles")  \
-	X(export, "write a profile in another tool's format (BOLT's fdata)")                    \
+	X(annotate, "show functions' source and disassembly with their block and edge counts")  \
+	X(export, "write a profile in another tool's format (BOLT, lcov, gcov, LLVM)")          \
 	X(merge, "add up profiles of the same build into one")                                   \
 	X(diff, "show the functions and blocks whose counts differ between two profiles")
 

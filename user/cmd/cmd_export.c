@@ -1,7 +1,8 @@
 /*
- * `edgeprof export --format bolt|lcov|gcov|llvm-sample [-o FILE] [PROFILE] [BINARY]`: a profile
- * in a form another tool reads: BOLT's fdata (user/export/bolt_fdata.h), an lcov tracefile
- * (user/export/lcov.h), gcov reports (user/export/gcov_text.h) or LLVM's text sample profile
+ * `edgeprof export --format bolt|lcov|gcov|gcov-json|llvm-sample [-o FILE] [PROFILE] [BINARY]`:
+ * a profile in a form another tool reads: BOLT's fdata (user/export/bolt_fdata.h), an lcov
+ * tracefile (user/export/lcov.h), gcov reports (user/export/gcov_text.h), gcov's JSON
+ * intermediate format (user/export/gcov_json.h) or LLVM's text sample profile
  * (user/export/llvm_sample.h), from the binary's CFG and the profile's counts, written
  * atomically.
  */
@@ -18,6 +19,7 @@
 #include "cfg/elf_image.h"
 #include "user/builtin.h"
 #include "user/export/bolt_fdata.h"
+#include "user/export/gcov_json.h"
 #include "user/export/gcov_text.h"
 #include "user/export/lcov.h"
 #include "user/export/line_counts.h"
@@ -28,7 +30,8 @@
 #include "user/util/log.h"
 
 static const char export_usage[] =
-	"usage: edgeprof export --format bolt|lcov|gcov|llvm-sample [-o FILE|DIR] [PROFILE] [BINARY]\n"
+	"usage: edgeprof export --format bolt|lcov|gcov|gcov-json|llvm-sample [-o FILE|DIR]\n"
+	"                       [PROFILE] [BINARY]\n"
 	"\n"
 	"Writes PROFILE (default ./" PROFILE_DEFAULT_PATH ") in a format another tool reads:\n"
 	"  bolt   BOLT's fdata text for `llvm-bolt -data=FILE`, as a binary instrumented by\n"
@@ -51,6 +54,12 @@ static const char export_usage[] =
 	"         file, into the directory -o DIR (made if missing), named as gcov\n"
 	"         --preserve-paths names them (\"#src#a.c.gcov\"): each source line with the\n"
 	"         same count as lcov's, function and branch lines\n"
+	"  gcov-json  gcov's JSON intermediate format (`gcov --json-format`, format_version\n"
+	"         \"1\" as gcc 12 writes it, gzip-compressed): per source file its functions\n"
+	"         (start and end line and column, blocks, blocks executed, invocations) and\n"
+	"         lines (lcov's counts; per conditional jump a taken and a not-taken branch;\n"
+	"         \"unexecuted_block\" when a block of the line never ran); \"blocks\" are\n"
+	"         edgeprof's blocks, \"gcc_version\" says edgeprof's version\n"
 	"  llvm-sample  LLVM's text sample profile for `clang -fprofile-sample-use=FILE`\n"
 	"         (AutoFDO's input, `llvm-profdata show --sample` reads it) of a binary built\n"
 	"         with -g: per function that ran \"NAME:TOTAL:HEAD\" (HEAD its invocations),\n"
@@ -65,25 +74,27 @@ static const char export_usage[] =
 	"\n"
 	"  BINARY           the profiled binary (default: the path recorded in the profile);\n"
 	"                   its build-id must match\n"
-	"  -f, --format F   bolt, lcov, gcov or llvm-sample (required)\n"
+	"  -f, --format F   bolt, lcov, gcov, gcov-json or llvm-sample (required)\n"
 	"  -o, --output FILE  where it goes (default: standard output; gcov: a directory,\n"
 	"                   required); a file is written atomically\n"
 	"  -h, --help       show this help\n";
 
-enum export_format { FORMAT_BOLT, FORMAT_LCOV, FORMAT_GCOV, FORMAT_LLVM_SAMPLE };
+enum export_format { FORMAT_BOLT, FORMAT_LCOV, FORMAT_GCOV, FORMAT_GCOV_JSON, FORMAT_LLVM_SAMPLE };
 
-static const char *const format_names[] = { "bolt", "lcov", "gcov", "llvm-sample" };
+static const char *const format_names[] = { "bolt", "lcov", "gcov", "gcov-json", "llvm-sample" };
 
 static const char no_lines[] = "the binary has no line tables (build it with -g)";
 
 struct export_ctx {
-	enum export_format format; /* bolt, lcov or llvm-sample */
+	enum export_format format; /* bolt, lcov, gcov-json or llvm-sample */
+	const char *file;          /* the profile's name */
 	const struct profile *p;
 	const struct cfg_program *prog;
 	const struct elf_image *img;
 	struct bolt_fdata_stats st;
 	struct lcov_stats lst;
 	struct llvm_sample_stats sst;
+	struct gcov_json_stats jst;
 };
 
 static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
@@ -93,6 +104,8 @@ static int fill_export(FILE *out, void *ctx, char *msg, size_t size)
 
 	if (c->format == FORMAT_LCOV)
 		err = lcov__write(out, c->p, c->prog, c->img, NULL, &c->lst);
+	else if (c->format == FORMAT_GCOV_JSON)
+		err = gcov_json__write(out, c->p, c->prog, c->img, c->file, &c->jst);
 	else if (c->format == FORMAT_LLVM_SAMPLE)
 		err = llvm_sample__write(out, c->p, c->prog, c->img, &c->sst);
 	else
@@ -197,12 +210,12 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format_name)
-		return usage_error("export", "no format (--format bolt|lcov|gcov|llvm-sample)");
+		return usage_error("export", "no format (--format bolt|lcov|gcov|gcov-json|llvm-sample)");
 	while (format <= FORMAT_LLVM_SAMPLE && strcmp(format_name, format_names[format]))
 		format++;
 	if (format > FORMAT_LLVM_SAMPLE)
-		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov, llvm-sample)",
-				   format_name);
+		return usage_error("export", "unknown format '%s' (bolt, lcov, gcov, gcov-json, "
+				   "llvm-sample)", format_name);
 	if (format == FORMAT_GCOV && !strcmp(out, "-"))
 		return usage_error("export", "--format gcov needs a directory (-o DIR)");
 	if (argc - optind > 2)
@@ -220,9 +233,10 @@ int cmd_export(int argc, char **argv)
 			status = EXIT_OK;
 		goto out;
 	}
-	c = (struct export_ctx){ .format = format, .p = &p, .prog = &prog, .img = &img };
+	c = (struct export_ctx){ .format = format, .file = file, .p = &p, .prog = &prog, .img = &img };
 	if (profile_dest__write(out,
 				format == FORMAT_LCOV		? "the tracefile"
+				: format == FORMAT_GCOV_JSON	? "the gcov JSON"
 				: format == FORMAT_LLVM_SAMPLE ? "the sample profile"
 								: "the fdata",
 				fill_export, &c))
@@ -237,6 +251,13 @@ int cmd_export(int argc, char **argv)
 			" inlined call sites, %" PRIu64 " call targets; %" PRIu64
 			" instructions that ran have no line",
 			out, c.sst.funcs, c.sst.lines, c.sst.inlined, c.sst.targets, c.sst.no_line);
+		status = EXIT_OK;
+		goto out;
+	}
+	if (format == FORMAT_GCOV_JSON) {
+		warn_violations(file, c.jst.unknown_funcs);
+		pr_info("'%s': %" PRIu32 " files, %" PRIu32 " lines, %" PRIu32 " functions", out,
+			c.jst.files, c.jst.lines, c.jst.functions);
 		status = EXIT_OK;
 		goto out;
 	}

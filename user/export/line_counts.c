@@ -55,6 +55,18 @@ static bool where(struct line_counts *c, struct srcline *sl, uint64_t addr, cons
 	return *file != NULL;
 }
 
+/* The column of ADDR's line-table row, 0 when none. */
+static int column_of(struct srcline *sl, uint64_t addr)
+{
+	Dwarf_Die *cu;
+	Dwarf_Line *row;
+	int col = 0;
+
+	if (srcline__row(sl, addr, &cu, &row) || dwarf_linecol(row, &col))
+		return 0;
+	return col;
+}
+
 static int64_t edge_count(const struct profile_func *pf, const struct cfg_func *f, uint32_t b,
 			  uint8_t kind)
 {
@@ -85,7 +97,7 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 				continue;
 			if (grow((void **)&c->lines, c->nlines, &c->lines_cap, sizeof(*c->lines)))
 				return -ENOMEM;
-			c->lines[c->nlines++] = (struct lc_line){ file, line, n };
+			c->lines[c->nlines++] = (struct lc_line){ file, line, n, f->name, n == 0 };
 		}
 		if (last->flow == INSN_JCC && where(c, sl, last->addr, &file, &line, &err)) {
 			int64_t t = edge_count(pf, f, b, EDGE_TAKEN);
@@ -104,6 +116,15 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 	if (pf->count >= 0 && where(c, sl, f->entry, &file, &line, &err)) {
 		uint32_t ran = 0;
 		int64_t ret = 0;
+		int end_line = line, col = column_of(sl, f->entry), end_col = col;
+		const char *g;
+		int l;
+
+		for (uint32_t k = 0; k < f->ninsns; k++)
+			if (where(c, sl, f->insns[k].addr, &g, &l, &err) && g == file && l > end_line) {
+				end_line = l;
+				end_col = column_of(sl, f->insns[k].addr);
+			}
 
 		for (uint32_t b = 0; b < f->nblocks; b++)
 			ran += pf->blocks[b].count > 0;
@@ -113,7 +134,8 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 				ret += pf->edges[e].count;
 		if (grow((void **)&c->funcs, c->nfuncs, &c->funcs_cap, sizeof(*c->funcs)))
 			return -ENOMEM;
-		c->funcs[c->nfuncs++] = (struct lc_func){ file, line, f->name, pf->count, ret,
+		c->funcs[c->nfuncs++] = (struct lc_func){ file,	     line,    f->name,	 col,
+							  end_line,  end_col, pf->count, ret,
 							  f->nblocks, ran };
 	}
 	return err;
@@ -193,10 +215,17 @@ int line_counts__build(struct line_counts *c, const struct profile *p,
 	for (size_t i = 0; i < c->nlines; i++) {
 		struct lc_line *last = n ? &c->lines[n - 1] : NULL;
 
-		if (last && last->file == c->lines[i].file && last->line == c->lines[i].line)
-			last->count = c->lines[i].count > last->count ? c->lines[i].count : last->count;
-		else
+		if (last && last->file == c->lines[i].file && last->line == c->lines[i].line) {
+			if (c->lines[i].count > last->count ||
+			    (c->lines[i].count == last->count &&
+			     strcmp(c->lines[i].func, last->func) < 0)) {
+				last->count = c->lines[i].count;
+				last->func = c->lines[i].func;
+			}
+			last->unexecuted |= c->lines[i].unexecuted;
+		} else {
 			c->lines[n++] = c->lines[i];
+		}
 	}
 	c->nlines = n;
 	qsort(c->branches, c->nbranches, sizeof(*c->branches), cmp_branch);

@@ -1,5 +1,5 @@
 /*
- * What the coverage exports (lcov.h, gcov_text.h) share: an exact profile's counts by source
+ * What the coverage exports (lcov.h, gcov_text.h, gcov_json.h) share: an exact profile's counts by source
  * line, through the binary's DWARF (cfg/srcline.h). Each instruction of a block with a known
  * count gives its line that count, each conditional jump its line its taken and not-taken
  * counts, each function its entry line its invocations; code without a line, blocks whose
@@ -9,6 +9,7 @@
 #ifndef EDGEPROF_USER_EXPORT_LINE_COUNTS_H
 #define EDGEPROF_USER_EXPORT_LINE_COUNTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,8 @@ struct lc_line {
 	const char *file;
 	int line;
 	int64_t count; /* the largest count of the blocks holding an instruction of the line */
+	const char *func;     /* the function of the block giving COUNT (the CFG's name) */
+	bool unexecuted;      /* a block holding an instruction of the line never ran */
 };
 
 struct lc_branch {
@@ -33,6 +36,8 @@ struct lc_func {
 	const char *file;
 	int line;
 	const char *name; /* the CFG's */
+	int column;       /* the entry's column in the line table, 0 when none */
+	int end_line, end_column; /* its last line in the entry's file, and that row's column */
 	int64_t count;
 	int64_t returned; /* returns and tail calls out of it (known counts only) */
 	uint32_t nblocks, nblocks_ran;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "user/report/func_code.h"
 #include "user/util/log.h"
 
 /* Above this many blocks dot's network simplex and crossing minimisation get cut short
@@ -99,14 +100,6 @@ static const char *vertex(const struct profile_func *f, uint32_t v, char *buf, s
 	return buf;
 }
 
-static bool is_violation(const struct profile_func *f, uint32_t v)
-{
-	for (uint32_t k = 0; k < f->nviolations; k++)
-		if (f->violations[k] == v)
-			return true;
-	return false;
-}
-
 int cfg_svg__dot(FILE *out, const struct profile_func *f)
 {
 	int64_t max = cfg_svg__max_count(f), emax = 0;
@@ -129,7 +122,7 @@ int cfg_svg__dot(FILE *out, const struct profile_func *f)
 	      "\texit [shape=ellipse, style=\"\", label=\"exit\", fontsize=9, height=0.25];\n", out);
 	for (uint32_t i = 0; i < f->nblocks; i++) {
 		const struct profile_block *pb = &f->blocks[i];
-		bool viol = is_violation(f, i);
+		bool viol = func_code__is_violation(f, i);
 
 		fprintf(out, "\tb%" PRIu32 " [label=\"0x%" PRIx64 "\\n%s\", fillcolor=\"%s\", "
 			"URL=\"#b-0x%" PRIx64 "\", tooltip=\"block 0x%" PRIx64 ": %s\"%s%s%s];\n",
@@ -144,7 +137,7 @@ int cfg_svg__dot(FILE *out, const struct profile_func *f)
 		fprintf(out, "\tentry -> b%" PRIu32 " [label=\"%s\", penwidth=%.2f];\n",
 			f->entry_block, cfg_svg__count(f->count, cnt, sizeof(cnt)),
 			1 + 3 * (f->count > 0 ? log1p((double)f->count) / log1p((double)emax) : 0));
-	if (is_violation(f, f->nblocks))
+	if (func_code__is_violation(f, f->nblocks))
 		fputs("\texit [color=\"#0000ff\", penwidth=3];\n", out);
 	for (uint32_t e = 0; e < f->nedges; e++) {
 		const struct profile_edge *pe = &f->edges[e];

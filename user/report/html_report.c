@@ -22,11 +22,11 @@
 #include "cfg/srcline.h"
 #include "user/builtin.h"
 #include "user/report/cfg_svg.h"
+#include "user/report/func_code.h"
 #include "user/util/atomic_dir.h"
 #include "user/util/log.h"
 
 #define SOURCE_CONTEXT 3                /* lines shown around the lines with code */
-#define MAX_SOURCE_SIZE (64u << 20)     /* larger source files are not read */
 #define FIT_WIDTH_PT 1400               /* wider graphs start fitted to the window's width */
 
 /* A function with a page. */
@@ -37,34 +37,12 @@ struct hpage {
 	bool drawn;
 };
 
-/* One disassembled instruction of a page's function. */
-struct dline {
-	uint64_t addr, target; /* target: a direct jump's or call's, else 0 */
-	uint32_t block;
-	const char *file;      /* owned by the srcline handle; NULL when none */
-	int line;
-	char text[208];        /* "mnemonic operands" */
-};
-
-/* A source line's count within one function. */
-struct sline {
-	const char *file;
-	int line;
-	int64_t count; /* the largest known count of the blocks holding its code, or unknown */
-};
-
 struct html_ctx {
 	const struct profile *p;
 	const char *file;
 	const struct html_report_opts *o;
 	struct atomic_dir dir;
-	struct elf_image img;
-	bool have_img;
-	char img_note[600];   /* why there is no disassembly, when there is none */
-	struct srcline *sl;
-	char src_note[160];   /* why there are no source lines, when there are none */
-	csh cs;
-	bool have_cs;
+	struct func_code fc;  /* the binary: disassembly and source lines */
 	struct hpage *pages;
 	size_t npages;
 	size_t nexecuted;     /* functions with a non-zero block count */
@@ -175,33 +153,15 @@ static int close_file(struct html_ctx *c, FILE *f, const char *name)
 
 /* --- choosing the functions ---------------------------------------------------------------- */
 
-static const struct profile *sort_p;
-
-static int cmp_hot(const void *a, const void *b)
-{
-	const struct profile_func *x = &sort_p->funcs[*(const uint32_t *)a];
-	const struct profile_func *y = &sort_p->funcs[*(const uint32_t *)b];
-
-	if (x->block_total != y->block_total)
-		return x->block_total > y->block_total ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* The executed functions, hottest (most block executions) first, the first O->top of them
  * given a page. */
 static int choose(struct html_ctx *c, uint32_t **order)
 {
 	const struct profile *p = c->p;
-	size_t n = 0;
+	size_t n;
 
-	*order = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof(**order));
-	if (!*order)
+	if (func_code__hottest(p, order, &n))
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nfuncs; i++)
-		if (p->funcs[i].status != PLAN_EXCLUDED && p->funcs[i].block_total > 0)
-			(*order)[n++] = (uint32_t)i;
-	sort_p = p;
-	qsort(*order, n, sizeof(**order), cmp_hot);
 	c->nexecuted = n;
 	c->npages = n < c->o->top ? n : c->o->top;
 	c->pages = calloc(c->npages ? c->npages : 1, sizeof(*c->pages));
@@ -230,106 +190,6 @@ static const struct hpage *page_at(const struct html_ctx *c, uint64_t addr)
 		if (c->pages[k].f->addr == addr)
 			return &c->pages[k];
 	return NULL;
-}
-
-/* --- the binary ---------------------------------------------------------------------------- */
-
-/* Opens the binary for disassembly and source lines. Returns 0 (without them when it cannot
- * be opened: c->img_note says why), or -EINVAL after one pr_err line when it is another
- * build. */
-static int open_binary(struct html_ctx *c)
-{
-	const char *path = c->o->binary ? c->o->binary : c->p->binary_path;
-	int err;
-
-	if (!path || !*path) {
-		snprintf(c->img_note, sizeof(c->img_note), "the profile names no binary (give it "
-			 "with --binary PATH): no disassembly and no source lines");
-		return 0;
-	}
-	err = elf_image__open(&c->img, path);
-	if (err) {
-		snprintf(c->img_note, sizeof(c->img_note), "the binary '%s' cannot be opened (%s): "
-			 "no disassembly and no source lines (give it with --binary PATH)", path,
-			 strerror(-err));
-		pr_warn("'%s': %s", c->file, c->img_note);
-		return 0;
-	}
-	if (profile__check_build_id(c->p, c->img.build_id)) {
-		elf_image__close(&c->img);
-		return -EINVAL;
-	}
-	c->have_img = true;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &c->cs) == CS_ERR_OK) {
-		cs_option(c->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		c->have_cs = true;
-	} else {
-		snprintf(c->img_note, sizeof(c->img_note), "capstone cannot be opened: no "
-			 "disassembly");
-	}
-	err = srcline__open(&c->sl, &c->img);
-	if (err == -ENOENT)
-		snprintf(c->src_note, sizeof(c->src_note), "the binary has no line tables (build "
-			 "it with -g): no source lines");
-	else if (err)
-		snprintf(c->src_note, sizeof(c->src_note), "the line tables cannot be read (%s): no "
-			 "source lines", strerror(-err));
-	return 0;
-}
-
-/* F's instructions block by block into *OUT (*N of them). Returns 0 or -ENOMEM. */
-static int disassemble(struct html_ctx *c, const struct profile_func *f, struct dline **out,
-		       size_t *n)
-{
-	size_t cap = 0;
-	cs_insn *in = cs_malloc(c->cs);
-
-	*out = NULL;
-	*n = 0;
-	if (!in)
-		return -ENOMEM;
-	for (uint32_t b = 0; b < f->nblocks; b++) {
-		const struct profile_block *pb = &f->blocks[b];
-		size_t avail = 0;
-		const uint8_t *code = elf_image__code(&c->img, pb->addr, &avail);
-		uint64_t a = pb->addr;
-
-		if (avail > pb->end - pb->addr)
-			avail = pb->end - pb->addr;
-		while (a < pb->end) {
-			struct dline *d;
-			bool ok = code && cs_disasm_iter(c->cs, &code, &avail, &a, in);
-
-			if (*n == cap) {
-				struct dline *m = realloc(*out, (cap = cap ? 2 * cap : 256) *
-							  sizeof(**out));
-
-				if (!m) {
-					cs_free(in, 1);
-					return -ENOMEM;
-				}
-				*out = m;
-			}
-			d = &(*out)[(*n)++];
-			memset(d, 0, sizeof(*d));
-			d->block = b;
-			d->addr = ok ? in->address : a;
-			if (!ok) {
-				snprintf(d->text, sizeof(d->text), "(bytes that cannot be decoded up "
-					 "to 0x%" PRIx64 ")", pb->end);
-				a = pb->end;
-			} else {
-				snprintf(d->text, sizeof(d->text), "%-7s %s", in->mnemonic, in->op_str);
-				if ((in->mnemonic[0] == 'j' || !strncmp(in->mnemonic, "call", 4)) &&
-				    !strncmp(in->op_str, "0x", 2))
-					d->target = strtoull(in->op_str, NULL, 16);
-			}
-			if (c->sl && srcline__lookup(c->sl, d->addr, &d->file, &d->line))
-				d->file = NULL;
-		}
-	}
-	cs_free(in, 1);
-	return 0;
 }
 
 /* --- index.html ---------------------------------------------------------------------------- */
@@ -421,9 +281,9 @@ static int write_index(struct html_ctx *c)
 		summary_row(out, "library", buf, false);
 	}
 	fputs("</table>\n", out);
-	if (c->img_note[0]) {
+	if (c->fc.img_note[0]) {
 		fputs("<p class=\"note\">", out);
-		esc(out, c->img_note);
+		esc(out, c->fc.img_note);
 		fputs("</p>\n", out);
 	}
 	fprintf(out, "<h2>Hottest functions (%zu of %zu executed; by block executions)</h2>\n",
@@ -497,33 +357,6 @@ static int read_svg(const char *path, char **buf, const char **svg, double *widt
 	return 0;
 }
 
-/* The out-edges of every block: EDGES holds edge ids grouped by source block, FIRST[b] the
- * start of block b's group (FIRST[nblocks] the end). */
-static int out_edges(const struct profile_func *f, uint32_t **first, uint32_t **edges)
-{
-	*first = calloc((size_t)f->nblocks + 2, sizeof(**first));
-	*edges = malloc(((size_t)f->nedges + 1) * sizeof(**edges));
-	if (!*first || !*edges)
-		return -ENOMEM;
-	for (uint32_t e = 0; e < f->nedges; e++)
-		if (f->edges[e].from < f->nblocks)
-			(*first)[f->edges[e].from + 2]++;
-	for (uint32_t b = 0; b < f->nblocks; b++)
-		(*first)[b + 2] += (*first)[b + 1];
-	for (uint32_t e = 0; e < f->nedges; e++)
-		if (f->edges[e].from < f->nblocks)
-			(*edges)[(*first)[f->edges[e].from + 1]++] = e;
-	return 0;
-}
-
-static bool is_violation(const struct profile_func *f, uint32_t v)
-{
-	for (uint32_t k = 0; k < f->nviolations; k++)
-		if (f->violations[k] == v)
-			return true;
-	return false;
-}
-
 /* A jump's or call's target: a block of F, a function with a page, or a function's name. */
 static void target_note(FILE *out, const struct html_ctx *c, const struct profile_func *f,
 			uint64_t t)
@@ -551,7 +384,7 @@ static void block_header(FILE *out, const struct profile *p, const struct profil
 {
 	const struct profile_block *pb = &f->blocks[b];
 	const char *src = profile__file(p, pb->file);
-	bool viol = is_violation(f, b);
+	bool viol = func_code__is_violation(f, b);
 	char buf[32], num[32];
 
 	fprintf(out, "<tr class=\"bh%s\" id=\"b-0x%" PRIx64 "\" data-block=\"0x%" PRIx64 "\" "
@@ -599,12 +432,12 @@ static int write_disassembly(FILE *out, const struct html_ctx *c, const struct p
 	int last_line = 0;
 
 	fputs("<h2 id=\"disassembly\">Disassembly</h2>\n", out);
-	if (!c->have_cs) {
+	if (!c->fc.have_cs) {
 		fprintf(out, "<p class=\"note\">");
-		esc(out, c->img_note);
+		esc(out, c->fc.img_note);
 		fputs(": the blocks and their counts only.</p>\n", out);
 	}
-	if (out_edges(f, &first, &edges)) {
+	if (func_code__out_edges(f, &first, &edges)) {
 		free(first);
 		free(edges);
 		return -ENOMEM;
@@ -636,77 +469,6 @@ static int write_disassembly(FILE *out, const struct html_ctx *c, const struct p
 	return 0;
 }
 
-static int cmp_sline(const void *a, const void *b)
-{
-	const struct sline *x = a, *y = b;
-	int r = x->file == y->file ? 0 : strcmp(x->file, y->file);
-
-	return r ? r : (x->line > y->line) - (x->line < y->line);
-}
-
-/* Reads PATH (at most MAX_SOURCE_SIZE bytes) into a NUL-terminated buffer, with the start
- * of each line into *LINES (*N of them). Returns the buffer, or NULL with errno set. */
-static char *read_source(const char *path, char ***lines, size_t *n)
-{
-	FILE *in = fopen(path, "r");
-	struct stat st;
-	char *buf;
-	size_t len, cap = 0;
-
-	*lines = NULL;
-	*n = 0;
-	if (!in)
-		return NULL;
-	if (fstat(fileno(in), &st) || st.st_size > MAX_SOURCE_SIZE || !S_ISREG(st.st_mode)) {
-		fclose(in);
-		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		return NULL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		fclose(in);
-		return NULL;
-	}
-	len = fread(buf, 1, (size_t)st.st_size, in);
-	fclose(in);
-	buf[len] = '\0';
-	for (char *s = buf; *s;) {
-		char *e = strchr(s, '\n');
-
-		if (*n == cap) {
-			char **m = realloc(*lines, (cap = cap ? 2 * cap : 1024) * sizeof(**lines));
-
-			if (!m) {
-				free(*lines);
-				free(buf);
-				return NULL;
-			}
-			*lines = m;
-		}
-		(*lines)[(*n)++] = s;
-		if (!e)
-			break;
-		*e = '\0';
-		s = e + 1;
-	}
-	return buf;
-}
-
-/* PATH with the first --source-map OLD=NEW whose OLD starts it applied, into BUF. */
-static const char *map_source(const struct html_report_opts *o, const char *path, char *buf,
-			      size_t size)
-{
-	for (size_t k = 0; k < o->nsource_maps; k++) {
-		const char *eq = strchr(o->source_map[k], '=');
-		size_t old = (size_t)(eq - o->source_map[k]);
-
-		if (old && !strncmp(path, o->source_map[k], old) &&
-		    snprintf(buf, size, "%s%s", eq + 1, path + old) < (int)size)
-			return buf;
-	}
-	return path;
-}
-
 /* One line with code: its count, number and TEXT (NULL: not known). */
 static void code_line(FILE *out, const struct sline *s, int64_t max, const char *text)
 {
@@ -720,6 +482,36 @@ static void code_line(FILE *out, const struct sline *s, int64_t max, const char 
 	fputs("</td></tr>\n", out);
 }
 
+struct html_src {
+	FILE *out;
+	int64_t max;
+};
+
+static void html_code(void *arg, const struct sline *s, const char *text)
+{
+	struct html_src *h = arg;
+
+	code_line(h->out, s, h->max, text);
+}
+
+static void html_context(void *arg, int line, const char *text)
+{
+	struct html_src *h = arg;
+
+	fprintf(h->out, "<tr class=\"nocode\"><td></td><td class=\"n\">%d</td><td>", line);
+	esc(h->out, text);
+	fputs("</td></tr>\n", h->out);
+}
+
+static void html_gap(void *arg)
+{
+	struct html_src *h = arg;
+
+	fputs("<tr class=\"gap\"><td></td><td class=\"n\">&#8942;</td><td></td></tr>\n", h->out);
+}
+
+static const struct source_walk_ops html_walk = { html_code, html_context, html_gap };
+
 /* The lines of one source file with code of the page's function, S[0, N) sorted by line:
  * each with SOURCE_CONTEXT lines around it, the lines between them skipped; by number only
  * when the file cannot be read. */
@@ -727,10 +519,11 @@ static void write_source_file(FILE *out, const struct html_ctx *c, const struct 
 			      size_t n, int64_t max)
 {
 	char mapped[PATH_MAX], **text = NULL;
-	const char *path = map_source(c->o, s[0].file, mapped, sizeof(mapped));
+	const char *path = func_code__map_source(c->o->source_map, c->o->nsource_maps, s[0].file,
+						 mapped, sizeof(mapped));
 	size_t ntext = 0;
-	char *buf = read_source(path, &text, &ntext);
-	int shown_to = 0;
+	char *buf = func_code__read_source(path, &text, &ntext);
+	struct html_src h = { out, max };
 
 	fputs("<h3>", out);
 	esc(out, s[0].file);
@@ -743,34 +536,7 @@ static void write_source_file(FILE *out, const struct html_ctx *c, const struct 
 			"; <code>--source-map OLD=NEW</code> reads sources that moved");
 	}
 	fputs("<table class=\"src\">\n", out);
-	for (size_t k = 0, e; k < n; k = e) {
-		int from = s[k].line - SOURCE_CONTEXT, to = s[k].line + SOURCE_CONTEXT;
-
-		for (e = k + 1; e < n && s[e].line - SOURCE_CONTEXT <= to + 1; e++)
-			to = s[e].line + SOURCE_CONTEXT;
-		if (!buf) {
-			for (; k < e; k++)
-				code_line(out, &s[k], max, "");
-			continue;
-		}
-		from = from < 1 ? 1 : from;
-		if (from > shown_to + 1 && shown_to)
-			fputs("<tr class=\"gap\"><td></td><td class=\"n\">&#8942;</td><td></td>"
-			      "</tr>\n", out);
-		for (int line = from; line <= to && (size_t)line <= ntext; line++) {
-			if (k < e && s[k].line == line) {
-				code_line(out, &s[k++], max, text[line - 1]);
-				continue;
-			}
-			fprintf(out, "<tr class=\"nocode\"><td></td><td class=\"n\">%d</td><td>",
-				line);
-			esc(out, text[line - 1]);
-			fputs("</td></tr>\n", out);
-		}
-		for (; k < e; k++) /* beyond the file's end: another version of it */
-			code_line(out, &s[k], max, NULL);
-		shown_to = to;
-	}
+	func_code__walk_source(s, n, buf ? text : NULL, ntext, SOURCE_CONTEXT, &html_walk, &h);
 	fputs("</table>\n", out);
 	free(text);
 	free(buf);
@@ -779,34 +545,21 @@ static void write_source_file(FILE *out, const struct html_ctx *c, const struct 
 static int write_source(FILE *out, const struct html_ctx *c, const struct profile_func *f,
 			const struct dline *d, size_t n)
 {
-	struct sline *s = malloc((n ? n : 1) * sizeof(*s));
+	struct sline *s;
 	const char *own = profile__file(c->p, f->file);
 	int64_t max = cfg_svg__max_count(f);
-	size_t m = 0, w = 0;
+	size_t w;
 
 	fputs("<h2 id=\"source\">Source</h2>\n", out);
-	if (!s)
-		return -ENOMEM;
-	if (!c->have_img || !c->sl) {
+	if (!c->fc.have_img || !c->fc.sl) {
 		fputs("<p class=\"note\">", out);
-		esc(out, c->have_img ? c->src_note : c->img_note);
+		esc(out, c->fc.have_img ? c->fc.src_note : c->fc.img_note);
 		fputs(".</p>\n", out);
-		free(s);
 		return 0;
 	}
-	for (size_t k = 0; k < n; k++)
-		if (d[k].file && d[k].line > 0)
-			s[m++] = (struct sline){ d[k].file, d[k].line, f->blocks[d[k].block].count };
-	qsort(s, m, sizeof(*s), cmp_sline);
-	for (size_t k = 0; k < m; k++) {
-		struct sline *last = w ? &s[w - 1] : NULL;
-
-		if (last && !cmp_sline(last, &s[k])) {
-			if (s[k].count > last->count)
-				last->count = s[k].count;
-		} else {
-			s[w++] = s[k];
-		}
+	if (func_code__lines(f, d, n, &s, &w)) {
+		free(s);
+		return -ENOMEM;
 	}
 	if (!w)
 		fputs("<p class=\"note\">no line of this function's code is in the line tables."
@@ -841,7 +594,7 @@ static int write_page(struct html_ctx *c, const struct hpage *pg)
 	FILE *out;
 	int err = 0;
 
-	if (c->have_cs && disassemble(c, f, &d, &nd))
+	if (c->fc.have_cs && func_code__disassemble(&c->fc, f, &d, &nd))
 		return pr_err("out of memory"), -ENOMEM;
 	out = open_file(c, pg->name);
 	if (!out) {
@@ -971,9 +724,11 @@ int html_report__write(const struct profile *p, const char *file,
 	uint32_t *order = NULL;
 	int err;
 
-	err = open_binary(&c);
+	err = func_code__open(&c.fc, p, o->binary);
 	if (err)
 		return err;
+	if (!c.fc.have_img && (o->binary || (p->binary_path && *p->binary_path)))
+		pr_warn("'%s': %s", file, c.fc.img_note);
 	err = choose(&c, &order);
 	if (err)
 		pr_err("out of memory");
@@ -995,10 +750,6 @@ int html_report__write(const struct profile *p, const char *file,
 			c.npages == 1 ? "" : "s");
 	free(order);
 	free(c.pages);
-	if (c.have_cs)
-		cs_close(&c.cs);
-	srcline__close(c.sl);
-	if (c.have_img)
-		elf_image__close(&c.img);
+	func_code__close(&c.fc);
 	return err;
 }
