@@ -4,6 +4,8 @@
 #   make deps       install the Debian packages (scripts/install-deps.sh, root)
 #   make test       build and run every test (unit, oracle, end-to-end)
 #   make check-corpus  soundness/exactness checks on real programs from Debian sources (slow)
+#   make check-coverage  lcov/gcov exports of lua5.4 and bzip2 against gcov -b of --coverage builds
+#                   of the same sources: every difference explained (root; scripts/coverage-corpus.sh)
 #   make check-distro  Debian's own /usr/bin programs checked block by block against callgrind
 #   make check-pgo  clang-19 sample PGO of lua5.4 from an edgeprof profile, timed against the
 #                   plain build and instrumentation PGO (slow; root; scripts/pgo-lua.sh)
@@ -25,7 +27,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lxxhash -lz -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus check-distro check-python check-bolt check-pgo fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-corpus check-coverage check-distro check-python check-bolt check-pgo fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -115,6 +117,9 @@ check-corpus: all $(ORACLES)
 	scripts/check-corpus.sh
 	scripts/check-corpus-counts.sh
 	scripts/attach-corpus.sh
+
+check-coverage: all
+	scripts/coverage-corpus.sh
 
 check-bolt: all
 	scripts/bolt-corpus.sh

@@ -15,7 +15,10 @@
 # --moved: then also builds the --relocs variant's code with its text at 0x800000
 #   (-Wl,-Ttext-segment=0x800000): the same code at other addresses, for make check-bolt
 #   (whose BOLT-instrumented binaries run their code at 0x800000): corpus/moved/bin/NAME.
-#   usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved]
+# --coverage: then also builds lua5.4 and bzip2 by the same recipes plus --coverage (compile and
+#   link: .gcno notes next to the objects, for gcov -b; scripts/coverage-corpus.sh) into the
+#   checkout's build/coverage/: bin/{lua5.4,bzip2}, objects in obj/NAME/.
+#   usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved] [--coverage]
 # On failure: one line "corpus: error: ..." on stderr and a non-zero exit.
 set -euo pipefail
 
@@ -32,18 +35,20 @@ QUIET=0
 GCOV=0
 RELOCS=0
 MOVED=0
+COVERAGE=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet | -q) QUIET=1 ;;
 	--gcov) GCOV=1 ;;
 	--relocs) RELOCS=1 ;;
 	--moved) MOVED=1 ;;
+	--coverage) COVERAGE=1 ;;
 	-h | --help)
-		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved])" >&2
+		echo "corpus: error: unknown argument '$arg' (usage: scripts/corpus.sh [--quiet] [--gcov] [--relocs] [--moved] [--coverage])" >&2
 		exit 2
 		;;
 	esac
@@ -87,6 +92,11 @@ variant() {
 		VOBJ=$CORPUS/moved/obj VBIN=$CORPUS/moved/bin VDESC='moved '
 		VFLAGS=(-Wl,--emit-relocs -Wl,-Ttext-segment=0x800000)
 		VKEY=" moved ${VFLAGS[*]}"
+		;;
+	coverage)
+		# In the checkout's build/, not in the corpus: only scripts/coverage-corpus.sh uses it.
+		VOBJ=$ROOT/build/coverage/obj VBIN=$ROOT/build/coverage/bin VFLAGS=(--coverage)
+		VDESC='coverage ' VKEY=" coverage ${VFLAGS[*]}"
 		;;
 	*) die "unknown variant '$1'" ;;
 	esac
@@ -321,4 +331,11 @@ if [ "$MOVED" = 1 ]; then
 	build_sqlite3
 	check_runs "$VBIN"
 	echo "corpus: binaries with their text at 0x800000: $VBIN/lua5.4 $VBIN/bzip2 $VBIN/sqlite3"
+fi
+
+if [ "$COVERAGE" = 1 ]; then
+	variant coverage
+	build_lua
+	build_bzip2
+	echo "corpus: --coverage binaries: $VBIN/lua5.4 $VBIN/bzip2"
 fi
