@@ -60,6 +60,7 @@ struct table_rec {
 
 struct builder {
 	struct cfg_program *prog;
+	const struct cfg_options *opts; /* may be NULL */
 	const struct elf_image *img;
 	struct symbols *syms;
 	struct decoder dec;
@@ -1430,8 +1431,11 @@ static int build_all(struct builder *b)
 			err = fs ? add_func(b, fs) : -ENOMEM;
 		}
 		b->new_starts.n = 0;
-		for (; built < b->funcs.n && !err; built++)
+		for (; built < b->funcs.n && !err; built++) {
 			err = build_func(b, &b->funcs.v[built]);
+			if (b->opts && b->opts->progress)
+				b->opts->progress(b->opts->progress_ctx, built + 1, b->funcs.n);
+		}
 		if (err || !b->new_starts.n)
 			break;
 	}
@@ -1586,6 +1590,7 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 	prog->stats.t_symbols = now() - t0;
 	b.prog = prog;
 	b.img = img;
+	b.opts = opts;
 	b.jt_cfg = (struct jt_cfg){ .unique_pred = unique_pred, .preds = all_preds,
 				    .table_limit = table_limit, .in_function = in_function,
 				    .ctx = &b };

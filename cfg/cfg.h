@@ -252,6 +252,10 @@ struct cfg_options {
 	size_t ninsns;
 	const uint64_t *taken;
 	size_t ntaken;
+	/* Called after each function built, with how many are built and how many are known so
+	 * far (calls found reveal more), or NULL. */
+	void (*progress)(void *ctx, size_t built, size_t known);
+	void *progress_ctx;
 };
 
 /* Discovers functions in IMG and builds every function's CFG, the no-return fixpoint and the

@@ -7,6 +7,8 @@
 #   started              array: the test appends the pid of every process it starts
 #   kill_started         SIGKILLs those processes, by pid (for the test's EXIT trap)
 #   text_intact PID BIN  the executable mappings of BIN in PID hold the file's bytes
+#   need_root_and TOOL...  sets EDGEPROF (default build/edgeprof) to its absolute path; exits
+#                        1 when it is not built, 77 (skip) when not root or a TOOL is missing
 
 fails=0
 checks=0
@@ -26,6 +28,17 @@ bad() {
 checks_summary() {
 	echo "$1: $((checks - fails)) of $checks checks passed"
 	[ "$fails" = 0 ]
+}
+
+need_root_and() {
+	local c
+	EDGEPROF=${EDGEPROF:-build/edgeprof}
+	[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
+	EDGEPROF=$(realpath "$EDGEPROF")
+	[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
+	for c in "$@"; do
+		command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+	done
 }
 
 kill_started() {

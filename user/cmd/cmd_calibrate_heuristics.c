@@ -124,7 +124,7 @@ static int load_input(struct input *in, const char *path)
 	in->opened = true;
 	if (profile__check_build_id(&in->p, in->img.build_id))
 		return -1;
-	if (decode_cache__build(&in->prog, &in->img, true))
+	if (decode_cache__build(&in->prog, &in->img, true, NULL, NULL))
 		return pr_lib_err(in->p.binary_path, "cannot build the control-flow graph");
 	in->built = true;
 	return dyn_profile__match(&in->dp, &in->p, &in->prog);

@@ -244,7 +244,7 @@ int cmd_cfg(int argc, char **argv)
 	pr_info("'%s': %zu sections, %zu segments, build-id %s", o.binary, img.nsecs,
 		img.nsegs, img.build_id[0] ? img.build_id : "none");
 
-	if (decode_cache__build(&prog, &img, true)) {
+	if (decode_cache__build(&prog, &img, true, NULL, NULL)) {
 		pr_lib_err(o.binary, "cannot build the control-flow graph");
 		goto out;
 	}

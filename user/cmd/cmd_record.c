@@ -19,6 +19,7 @@
 #include "user/builtin.h"
 #include "user/proc/libs.h"
 #include "user/util/log.h"
+#include "user/util/progress.h"
 #include "user/count/probes.h"
 #include "user/session/session.h"
 #include "user/proc/tracer.h"
@@ -27,7 +28,7 @@
 static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
 	"                       [--probes auto|uprobe] [--weights FILE]\n"
-	"                       [--lib NAME|PATH]...\n"
+	"                       [--lib NAME|PATH]... [--only PATTERN]... [--exclude PATTERN]...\n"
 	"       edgeprof -p PID [same options]\n"
 	"\n"
 	"Attaches to the running process PID and counts how often every edge and block of its\n"
@@ -51,6 +52,13 @@ static const char record_usage[] =
 	"      --lib NAME|PATH   profile this shared library too (its own CFG, probes and section\n"
 	"                        of the profile): a path, or the start of the file name of a\n"
 	"                        library PID maps (\"libc\" is libc.so.6); repeatable\n"
+	"      --only PATTERN    count only the functions PATTERN matches, as for 'edgeprof run':\n"
+	"                        a function-name glob or file:GLOB (source file); the others get\n"
+	"                        no counters (excluded, \"not selected\"); applies to every\n"
+	"                        profiled object; repeatable\n"
+	"      --exclude PATTERN count every function but those PATTERN matches; repeatable. A\n"
+	"                        pattern matching no function is an error unless another one\n"
+	"                        matches\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
@@ -62,7 +70,8 @@ static const char record_usage[] =
 	"between, the process runs on correctly with the jumps in place (its counts are lost).\n"
 	"With --probes uprobe nothing is written into the process's memory. Without a\n"
 	"calibration of the probe costs ('edgeprof calibrate'), a quick one is made first\n"
-	"(about 1 s, once per machine) unless EDGEPROF_NO_CALIBRATE=1.\n";
+	"(about 1 s, once per machine) unless EDGEPROF_NO_CALIBRATE=1. When stderr is a\n"
+	"terminal (and not with -q), a progress line shows the analysis and the time recorded.\n";
 
 struct record_ctx {
 	struct session *s;
@@ -74,11 +83,15 @@ struct record_ctx {
 static int start_counting(void *arg, int pid)
 {
 	struct record_ctx *c = arg;
+	int err;
 
 	if (c->attach_held &&
 	    (session__attach(c->s, 0, pid) || (c->nlibs && session__attach_libs(c->s, pid))))
 		return -EINVAL;
-	return session__count_pid(c->s, pid);
+	err = session__count_pid(c->s, pid);
+	if (!err)
+		progress__run_start("recording");
+	return err;
 }
 
 static void before_unwind(void *arg, int tid, bool step)
@@ -202,11 +215,14 @@ int cmd_record(int argc, char **argv)
 		{ "probes", required_argument, NULL, 'M' },
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "exclude", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = "edgeprof.data";
-	struct session_options so = { .mode = PLACEMENT_CHORDS };
+	struct func_select select = { 0 };
+	struct session_options so = { .mode = PLACEMENT_CHORDS, .select = &select };
 	struct session s = { 0 };
 	struct tracer_result tr = { 0 };
 	struct record_ctx ctx = { .s = &s };
@@ -239,6 +255,8 @@ int cmd_record(int argc, char **argv)
 		case 'M':
 		case 'w':
 		case 'l':
+		case 'O':
+		case 'X':
 			if ((rc = session_options__parse(&so, opt, optarg, "record", lib_names,
 							     &nlibs)))
 				return rc;
@@ -272,8 +290,11 @@ int cmd_record(int argc, char **argv)
 	sigaddset(&stops, SIGHUP);
 	sigprocmask(SIG_BLOCK, &stops, &old_mask);
 	so.bound_pid = pid;
-	if (session__prepare(&s, binary, &so))
+	if ((rc = session__prepare(&s, binary, &so))) {
+		if (rc == -ENOENT)
+			status = EXIT_USAGE; /* no function matches --only / --exclude */
 		goto out;
+	}
 	ctx.attach_held = session__patches(&s);
 	ctx.nlibs = nlibs;
 	if (!ctx.attach_held &&
@@ -296,8 +317,11 @@ int cmd_record(int argc, char **argv)
 						   .forked = ctx.attach_held ? forked : NULL,
 						   .ctx = &ctx, .lib_ids = &s.lib_ids[1],
 						   .nlib_ids = s.nobjs - 1 },
-			   seconds, &tr))
+			   seconds, &tr)) {
+		progress__run_stop();
 		goto out;
+	}
+	progress__run_stop();
 	if (session__finish(&s, &tr, &(struct session_run_info){ .argv = targv, .mode = "attach",
 								  .pid = pid,
 								  .held_attach = tr.held_attach,

@@ -1,6 +1,7 @@
 /*
  * `edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe] [--weights FILE]
- * [--loop-stats] [--] PROG [ARGS...]`: recover PROG's CFG, plan the counters, start PROG
+ * [--only|--exclude PATTERN]... [--loop-stats] [--] PROG [ARGS...]`: recover PROG's CFG, plan
+ * the counters (for the selected functions), start PROG
  * stopped, install them (in-process counters where proven safe, one uprobe-multi link for the
  * rest), let it run to the end under ptrace (frames left or entered without call/return are
  * unwound), read the counters (and with --loop-stats the trip-count moments of the binary's
@@ -21,6 +22,7 @@
 #include "cfg/cfg.h"
 #include "estimators/placement.h"
 #include "user/util/log.h"
+#include "user/util/progress.h"
 #include "user/proc/libs.h"
 #include "user/count/probes.h"
 #include "user/session/session.h"
@@ -29,7 +31,8 @@
 
 static const char run_usage[] =
 	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe]\n"
-	"                    [--weights FILE] [--lib NAME|PATH]... [--loop-stats] [--] PROG [ARGS...]\n"
+	"                    [--weights FILE] [--lib NAME|PATH]... [--only PATTERN]...\n"
+	"                    [--exclude PATTERN]... [--loop-stats] [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
 	"executes, exactly, with counters on the chords of a maximum spanning tree of each\n"
@@ -61,6 +64,17 @@ static const char run_usage[] =
 	"                        of the profile): a path, or the start of the file name of a\n"
 	"                        library PROG's dynamic loader loads (\"libz\"); counted in PROG's\n"
 	"                        process, not in its children; repeatable\n"
+	"      --only PATTERN    count only the functions PATTERN matches: a function-name glob\n"
+	"                        (fnmatch: 'sqlite3Vdbe*'), or file:GLOB for the functions whose\n"
+	"                        entry's source line is in a matching file (its full path, or\n"
+	"                        its base name when GLOB has no '/': 'file:parse*.c'); the others\n"
+	"                        get no counters and are reported as excluded (\"not selected\").\n"
+	"                        Applies to every profiled object (with --lib, give patterns for\n"
+	"                        the library's functions too). Repeatable: a function matching\n"
+	"                        any --only is counted\n"
+	"      --exclude PATTERN count every function but those PATTERN matches (same patterns;\n"
+	"                        wins over --only); repeatable. A pattern matching no function\n"
+	"                        is an error unless another one matches (then a warning)\n"
 	"      --loop-stats      also measure every loop entry's trip count in the main binary,\n"
 	"                        per thread and frame (sum and sum of squares per loop, for the\n"
 	"                        variance in 'report --time'); costs one more probe hit per\n"
@@ -70,7 +84,11 @@ static const char run_usage[] =
 	"\n"
 	"Probe sites are chosen with the probe costs measured by 'edgeprof calibrate'; without a\n"
 	"calibration for this kernel, a quick one is made first (about 1 s, once per machine)\n"
-	"unless EDGEPROF_NO_CALIBRATE=1 (then default costs are used).\n";
+	"unless EDGEPROF_NO_CALIBRATE=1 (then default costs are used).\n"
+	"\n"
+	"When stderr is a terminal (and not with -q), a progress line shows the analysis and,\n"
+	"when PROG's stdin and stdout are not the terminal, the running time; it is erased\n"
+	"before any other message and at the end.\n";
 
 /* Resolves PROG like execvp would: a path as given, else the first executable in $PATH. */
 static int resolve_prog(const char *prog, char *out, size_t len)
@@ -105,6 +123,7 @@ static int resolve_prog(const char *prog, char *out, size_t len)
 static int attach_probes(void *arg, int pid)
 {
 	struct session *s = arg;
+	int err;
 
 	/* Probes in this process only (and in the children it forks, given their own):
 	 * other processes running the same binary never trap on them. */
@@ -113,7 +132,12 @@ static int attach_probes(void *arg, int pid)
 	if (session__attach(s, 0, pid) || (s->nobjs > 1 && session__attach_libs(s, pid)))
 		return -EINVAL;
 	pr_debug("process %d: counters placed, running", pid);
-	return session__count_pid(s, pid);
+	err = session__count_pid(s, pid);
+	/* A running time on the terminal, unless PROG reads or writes it too (its output
+	 * would run into the line). */
+	if (!err && !isatty(STDIN_FILENO) && !isatty(STDOUT_FILENO))
+		progress__run_start("running");
+	return err;
 }
 
 static void child_stopped(void *arg, int pid)
@@ -223,11 +247,14 @@ int cmd_run(int argc, char **argv)
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "loop-stats", no_argument, NULL, 'L' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "exclude", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = "edgeprof.data";
-	struct session_options so = { .mode = PLACEMENT_CHORDS };
+	struct func_select select = { 0 };
+	struct session_options so = { .mode = PLACEMENT_CHORDS, .select = &select };
 	char binary[PATH_MAX], *lib_names[TRACER_MAX_OBJECTS], *lib_paths[TRACER_MAX_OBJECTS] = { 0 };
 	struct session s = { 0 };
 	struct tracer_result tr = { 0 };
@@ -248,6 +275,8 @@ int cmd_run(int argc, char **argv)
 		case 'M':
 		case 'w':
 		case 'l':
+		case 'O':
+		case 'X':
 			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
 							     &nlibs)))
 				return rc;
@@ -273,8 +302,11 @@ int cmd_run(int argc, char **argv)
 		return EXIT_INPUT;
 	so.libs = lib_paths;
 	so.nlibs = nlibs;
-	if (session__prepare(&s, binary, &so))
+	if ((rc = session__prepare(&s, binary, &so))) {
+		if (rc == -ENOENT)
+			status = EXIT_USAGE; /* no function matches --only / --exclude */
 		goto out;
+	}
 	main_obj = &s.objs[0];
 	early = early_stop_site(&s, &main_obj->prog, &main_obj->pl);
 	session__avoid(&s, early);
@@ -303,8 +335,11 @@ int cmd_run(int argc, char **argv)
 						.load_vaddr = main_obj->img.segs[0].vaddr -
 							      main_obj->img.segs[0].offset,
 						.lib_ids = &s.lib_ids[1], .nlib_ids = s.nobjs - 1 },
-			&tr))
+			&tr)) {
+		progress__run_stop();
 		goto out;
+	}
+	progress__run_stop();
 	pr_debug("the program has ended");
 	pr_info("longjmps stopped and unwound: %u (longjmp watch %s%s)", tr.nlongjmps,
 		session__longjmp_lazy(&s) ? "only after a caught signal" : "always on",

@@ -313,7 +313,7 @@ int cmd_static(int argc, char **argv)
 		pr_lib_err(o.binary, "cannot open");
 		return EXIT_INPUT;
 	}
-	if (decode_cache__build(&prog, &img, true)) {
+	if (decode_cache__build(&prog, &img, true, NULL, NULL)) {
 		pr_lib_err(o.binary, "cannot build the control-flow graph");
 		goto out;
 	}

@@ -19,7 +19,7 @@ int profile_binary__open(const struct profile *p, const char *file, const char *
 		elf_image__close(img);
 		return -1;
 	}
-	if (decode_cache__build(prog, img, true)) {
+	if (decode_cache__build(prog, img, true, NULL, NULL)) {
 		pr_lib_err(binary, "cannot build the control-flow graph");
 		elf_image__close(img);
 		return -1;

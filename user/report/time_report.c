@@ -1723,7 +1723,7 @@ int time_report__run(FILE *out, const struct profile *p, const char *file,
 		goto out_img;
 	if (cost_setup__init(&c.cs, o->cost))
 		goto out_img;
-	if (decode_cache__build(&c.prog, &c.img, true)) {
+	if (decode_cache__build(&c.prog, &c.img, true, NULL, NULL)) {
 		pr_err("%s", cfg_strerror());
 		goto out_cost;
 	}

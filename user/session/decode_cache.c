@@ -158,18 +158,19 @@ static bool valid(const char *path, const void *buf, size_t size, const XXH128_c
 	return !why;
 }
 
-int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool save)
+int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool save,
+			void (*progress)(void *ctx, size_t built, size_t known), void *ctx)
 {
 	char path[PATH_MAX];
 	XXH128_canonical_t hash;
 	struct tool_id tool;
-	struct cfg_options opts = { 0 };
+	struct cfg_options opts = { .progress = progress, .progress_ctx = ctx };
 	void *buf = NULL;
 	size_t size = 0;
 	int err;
 
 	if (cache_path(img, path, sizeof(path), &hash, &tool) || read_file(path, &buf, &size)) {
-		err = cfg_program__build(prog, img, NULL);
+		err = cfg_program__build(prog, img, &opts);
 		if (!err && save)
 			decode_cache__save(img, prog);
 		return err;
@@ -182,12 +183,12 @@ int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool sa
 		opts.taken = (const uint64_t *)(opts.insns + h->n);
 		opts.ntaken = h->ntaken;
 	}
-	err = cfg_program__build(prog, img, opts.ninsns ? &opts : NULL);
+	err = cfg_program__build(prog, img, &opts);
 	if (err == -EINVAL && opts.ninsns) {
 		pr_debug("'%s': not used: its records are not this binary's", path);
 		unlink(path);
 		opts.ninsns = 0;
-		err = cfg_program__build(prog, img, NULL);
+		err = cfg_program__build(prog, img, &opts);
 	}
 	if (!err && opts.ninsns) {
 		pr_debug("'%s': %zu decoded instructions from '%s'", img->path, opts.ninsns, path);

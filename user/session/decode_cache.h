@@ -20,11 +20,13 @@
 #define DECODE_CACHE_MAX_FILES 64
 
 /* Builds PROG from IMG as cfg_program__build(PROG, IMG, NULL) does, with the decoding kept
- * for IMG's bytes preloaded when there is one. A cache file that is unreadable, damaged, or
+ * for IMG's bytes preloaded when there is one, calling PROGRESS (may be NULL) with CTX as
+ * cfg_options.progress. A cache file that is unreadable, damaged, or
  * written by another edgeprof build is not used (said at -vv). With SAVE, the decoding is
  * kept at once (decode_cache__save); without, the caller saves it after its own analyses.
  * Returns as cfg_program__build. */
-int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool save);
+int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool save,
+			void (*progress)(void *ctx, size_t built, size_t known), void *ctx);
 
 /* Keeps PROG's decoding (cfg_program.dec, so before cfg_program__drop_decoding) for IMG's
  * bytes when it decoded anything a preloaded decoding lacked. Best effort: a failure is said

@@ -21,6 +21,7 @@
 #include "estimators/frames.h"
 #include "estimators/propagate.h"
 #include "user/util/log.h"
+#include "user/util/progress.h"
 #include "user/proc/libs.h"
 #include "user/proc/proc_maps.h"
 #include "user/profile/profile.h"
@@ -53,6 +54,17 @@ int session_options__parse(struct session_options *o, int opt, char *arg, const 
 			return usage_error(cmd, "at most %d --lib options", TRACER_MAX_OBJECTS - 1);
 		names[(*nnames)++] = arg;
 		return 0;
+	case 'O':
+	case 'X': {
+		int err = func_select__add(o->select, arg, opt == 'X');
+
+		if (err == -E2BIG)
+			return usage_error(cmd, "at most %d --only and --exclude patterns",
+					   FUNC_SELECT_MAX);
+		if (err)
+			return usage_error(cmd, "empty pattern '%s'", arg);
+		return 0;
+	}
 	}
 	return usage_error(cmd, "unknown option '%c'", opt);
 }
@@ -350,9 +362,25 @@ static void object_avoid_watched(struct session_object *o, const struct libs_sym
 	}
 }
 
-/* Opens object O at PATH and plans its probes with POPT. Returns 0 or -1 (reported). */
+/* The file name of object O, for the progress line. */
+static const char *base_name(const struct session_object *o)
+{
+	const char *base = strrchr(o->path, '/');
+
+	return base ? base + 1 : o->path;
+}
+
+/* The progress line while object CTX's functions are built (cfg_options.progress). */
+static void build_progress(void *ctx, size_t built, size_t known)
+{
+	progress__set("analysing '%s': %zu/%zu functions", base_name(ctx), built, known);
+}
+
+/* Opens object O at PATH, selects its functions (SELECT, may be NULL) and plans their probes
+ * with POPT. Returns 0 or -1 (reported). */
 static int object_prepare(struct session_object *o, const char *path,
-			  const struct placement_options *popt, const char *weights,
+			  const struct placement_options *popt, struct func_select *select,
+			  const char *weights,
 			  struct patch_backend *pb, unsigned index, const uint64_t *roots,
 			  size_t nroots)
 {
@@ -363,7 +391,7 @@ static int object_prepare(struct session_object *o, const char *path,
 	o->popt = *popt;
 	if (elf_image__open(&o->img, path))
 		return pr_lib_err(path, cfg_strerror());
-	if (decode_cache__build(&o->prog, &o->img, false))
+	if (decode_cache__build(&o->prog, &o->img, false, build_progress, o))
 		return pr_lib_err(path, cfg_strerror());
 	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
 	if (!o->notes)
@@ -374,6 +402,7 @@ static int object_prepare(struct session_object *o, const char *path,
 		return pr_err("out of memory");
 	o->popt.longjmp = &o->lj;
 	/* Where in-process counters can go, before the plan prices its sites. */
+	progress__set("analysing '%s': where counters can be written", base_name(o));
 	if (pb && patch_backend__classify(pb, index, &o->prog))
 		return -1;
 	decode_cache__save(&o->img, &o->prog);
@@ -399,6 +428,13 @@ static int object_prepare(struct session_object *o, const char *path,
 		o->popt.weights = run_weights__get;
 		o->popt.weights_ctx = &o->rw;
 	}
+	if (func_select__active(select)) {
+		o->select = calloc(o->prog.nfuncs + 1, sizeof(*o->select));
+		if (!o->select || func_select__apply(select, &o->prog, o->select))
+			return pr_err("out of memory");
+		o->popt.select = o->select;
+	}
+	progress__set("analysing '%s': planning the counters", base_name(o));
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
 	if (pb && object_settle(o, pb, index))
@@ -419,7 +455,7 @@ static int object_prepare(struct session_object *o, const char *path,
 	return 0;
 }
 
-int session__prepare(struct session *s, const char *binary, const struct session_options *o)
+static int prepare(struct session *s, const char *binary, const struct session_options *o)
 {
 	struct placement_options popt = { .mode = o->mode };
 	uint64_t total = 0, ordinals = 0;
@@ -464,7 +500,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 			else
 				ob->deferred = true;
 		}
-		err = object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : o->weights,
+		err = object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, o->select,
+				     k ? NULL : o->weights,
 				     !k || ob->deferred || ob->patch_later ? s->patch : NULL,
 				     (unsigned)k, roots, nroots);
 		free(roots);
@@ -486,6 +523,8 @@ int session__prepare(struct session *s, const char *binary, const struct session
 		s->lib_ids[k] = ob->img.build_id;
 	}
 	s->capacity = (uint32_t)total;
+	if (func_select__active(o->select) && func_select__check(o->select))
+		return -ENOENT;
 	if (o->loop_stats) {
 		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl,
 					    &s->objs[0].popt.costs);
@@ -522,6 +561,14 @@ int session__prepare(struct session *s, const char *binary, const struct session
 		s->patch_owned = false; /* closed as a backend from now on */
 	}
 	return 0;
+}
+
+int session__prepare(struct session *s, const char *binary, const struct session_options *o)
+{
+	int err = prepare(s, binary, o);
+
+	progress__end();
+	return err;
 }
 
 void session__avoid(struct session *s, uint64_t vaddr)
@@ -1606,6 +1653,7 @@ void session__release(struct session *s)
 
 		free(o->indirect_site);
 		free(o->notes);
+		free(o->select);
 		run_weights__free(&o->rw);
 		placement__free(&o->pl);
 		cfg_longjmp__free(&o->lj);

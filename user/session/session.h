@@ -19,6 +19,7 @@
 #include "estimators/placement.h"
 #include "user/count/count.h"
 #include "user/count/probes.h"
+#include "user/session/func_select.h"
 #include "user/session/run_weights.h"
 #include "user/proc/tracer.h"
 
@@ -39,6 +40,9 @@ struct session_options {
 	size_t nlibs;         /* at most TRACER_MAX_OBJECTS - 1 */
 	bool loop_stats;      /* also measure the trip-count moments of the binary's loops
 			       * (`run --loop-stats`; not for libraries) */
+	struct func_select *select; /* --only / --exclude, applied to every object; NULL or
+				     * empty: every function (each pattern's matches are
+				     * counted into it) */
 };
 
 /* One profiled object: the binary (objs[0]) or a library. */
@@ -50,6 +54,7 @@ struct session_object {
 	struct placement_options popt;
 	struct cfg_longjmp lj; /* its longjmp pseudo-edges (popt.longjmp) */
 	struct run_weights rw;
+	bool *select;          /* per function, whether it is profiled (popt.select), or NULL */
 	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
 	uint32_t capacity;
 	uint32_t ordinal_base; /* its indirect sites' ordinals, offset by this in the map */
@@ -117,16 +122,18 @@ struct session_run_info {
 };
 
 /* The options `run` and `record` share, as getopt_long values: --placement MODE ('P'),
- * --probes auto|uprobe ('M'), --weights FILE ('w') and --lib NAME|PATH ('l': the name goes
- * into NAMES, which holds
- * TRACER_MAX_OBJECTS - 1, counted in *NNAMES). Takes option OPT with argument ARG into O.
+ * --probes auto|uprobe ('M'), --weights FILE ('w'), --lib NAME|PATH ('l': the name goes
+ * into NAMES, which holds TRACER_MAX_OBJECTS - 1, counted in *NNAMES), --only PATTERN ('O')
+ * and --exclude PATTERN ('X') (into O->select, which must then be set). Takes option OPT
+ * with argument ARG into O.
  * Returns 0, or the exit status of a usage error reported for command CMD. */
 int session_options__parse(struct session_options *o, int opt, char *arg, const char *cmd,
 			   char **names, size_t *nnames);
 
-/* Opens BINARY (a real path) and the libraries of O, builds their CFGs, plans the probes and
- * loads the BPF program with room for all. Returns 0, or non-zero after reporting one line;
- * release S in any case. */
+/* Opens BINARY (a real path) and the libraries of O, builds their CFGs, selects their
+ * functions (O->select), plans the probes and loads the BPF program with room for all.
+ * Returns 0, -ENOENT when no pattern of O->select matches a function of any object, or -1;
+ * either after reporting one line. Release S in any case. */
 int session__prepare(struct session *s, const char *binary, const struct session_options *o);
 
 /* Attaches the probes of object K (0: the binary) for process PID, which maps it and has not

@@ -10,6 +10,7 @@
 
 #include "cfg/error.h"
 #include "user/util/clock.h"
+#include "user/util/progress.h"
 
 static int verbosity;
 static double started; /* now_seconds() of the first log__set_verbosity() */
@@ -49,12 +50,15 @@ static void vlog(enum log_level level, const char *tag, const char *fmt, va_list
 	for (char *p = buf; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
+	/* A progress line on the terminal goes first (it comes back at its next update). */
+	progress__hide();
 	/* Debugging output says when: phases can be timed with -vv. */
 	if (verbosity >= LOG_DEBUG)
 		fprintf(stderr, "edgeprof: [%7.3f] %s%s\n", now_seconds() - started, tag, buf);
 	else
 		fprintf(stderr, "edgeprof: %s%s\n", tag, buf);
 	fflush(stderr);
+	progress__unhide();
 }
 
 void log__printf(enum log_level level, const char *fmt, ...)
