@@ -8,7 +8,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 
 command -v gcc >/dev/null || { echo "SKIP: gcc not found"; exit 77; }
-for f in build/user/count/probes.o build/user/util/log.o build/user/util/clock.o build/libcfg.a; do
+for f in build/user/count/probes.o build/user/util/log.o build/user/util/progress.o \
+	build/user/util/clock.o build/libcfg.a; do
 	[ -f "$f" ] || { echo "FAIL: $f not built (run make)"; exit 1; }
 done
 if [ "$(id -u)" != 0 ]; then
@@ -21,6 +22,6 @@ trap 'rm -rf "$tmp"' EXIT
 
 gcc -O2 -g -std=gnu11 -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror -D_GNU_SOURCE \
 	-I. -Ibuild/bpf tests/bpf_branch_test.c build/user/count/probes.o build/user/util/log.o \
-	build/user/util/clock.o build/libcfg.a -o "$tmp/bpf_branch_test" -lbpf -lelf -ldw -lcapstone -lpthread ||
+	build/user/util/progress.o build/user/util/clock.o build/libcfg.a -o "$tmp/bpf_branch_test" -lbpf -lelf -ldw -lcapstone -lpthread ||
 	{ echo "FAIL: cannot build tests/bpf_branch_test.c"; exit 1; }
 "$tmp/bpf_branch_test"

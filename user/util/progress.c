@@ -137,7 +137,7 @@ void progress__unhide(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static void *run_thread(void *arg)
+static void *run_thread(void *arg __attribute__((unused)))
 {
 	double next = run.t0 + RUN_FIRST;
 
