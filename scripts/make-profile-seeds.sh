@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 SRC
-gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile/profile.c user/util/log.c user/util/json_out.c \
+gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile/profile.c user/util/log.c user/util/progress.c user/util/json_out.c \
 	build/libestimators.a build/libcfg.a -o "$tmp/gen" -lelf -ldw -lcapstone -ljansson -lm
 
 cat >"$tmp/loop.c" <<'SRC'

@@ -27,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror -I. -D_GNU_SOURCE"
-if ! gcc $CFLAGS tests/tracer_test.c user/proc/tracer.c user/util/clock.c user/proc/proc_maps.c user/proc/libs.c user/util/log.c cfg/error.c \
+if ! gcc $CFLAGS tests/tracer_test.c user/proc/tracer.c user/util/clock.c user/proc/proc_maps.c user/proc/libs.c user/util/log.c user/util/progress.c cfg/error.c \
 	-o "$tmp/tracer_test" -lelf -ldw 2>"$tmp/build.err"; then
 	cat "$tmp/build.err"
 	echo "FAIL: cannot build the tracer test driver"

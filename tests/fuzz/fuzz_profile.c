@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "user/util/clock.c"
 #include "user/util/log.c"
+#include "user/util/progress.c"
 #include "user/util/json_out.c"
 #include "user/profile/profile_dest.c"
 #include "user/profile/profile.c"

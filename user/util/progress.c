@@ -45,7 +45,7 @@ static bool on(void)
 	return enabled > 0 && log__verbosity() >= LOG_WARN;
 }
 
-static void write_all(const char *p, size_t n)
+static void term_write(const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(STDERR_FILENO, p, n);
@@ -70,7 +70,7 @@ static void erase(void)
 	buf[0] = '\r';
 	memset(buf + 1, ' ', n);
 	buf[n + 1] = '\r';
-	write_all(buf, n + 2);
+	term_write(buf, n + 2);
 	shown = 0;
 }
 
@@ -92,7 +92,7 @@ static void draw(const char *text)
 		memcpy(buf + k, line, len);
 		k += len;
 	}
-	write_all(buf, k);
+	term_write(buf, k);
 	shown = len;
 }
 
