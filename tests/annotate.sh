@@ -18,12 +18,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-
-[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
-EDGEPROF=$(realpath "$EDGEPROF")
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+need_root_and python3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -19,14 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-
-[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
-EDGEPROF=$(realpath "$EDGEPROF")
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in gcc gcov python3; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
-done
+need_root_and gcc gcov python3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -24,14 +24,7 @@ source tests/support/bpf-checks.sh
 source tests/support/checks.sh
 # shellcheck source=tests/support/callgrind-run.sh
 source tests/support/callgrind-run.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-
-[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
-EDGEPROF=$(realpath "$EDGEPROF")
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in clang-19 llvm-profdata-19 llvm-symbolizer-19 valgrind objdump gcc python3; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found (apt-get install clang-19 llvm-19 valgrind)"; exit 77; }
-done
+need_root_and clang-19 llvm-profdata-19 llvm-symbolizer-19 valgrind objdump gcc python3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -24,14 +24,7 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-
-[ -x "$EDGEPROF" ] || { echo "FAIL: $EDGEPROF not built (run make)"; exit 1; }
-EDGEPROF=$(realpath "$EDGEPROF")
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in gcc dot chromium; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found (scripts/install-deps.sh)"; exit 77; }
-done
+need_root_and gcc dot chromium
 # A python3 with PIL: the first python3 on PATH may be another installation than Debian's.
 PY=
 for p in python3 /usr/bin/python3; do

@@ -37,7 +37,8 @@ need_root_and() {
 	EDGEPROF=$(realpath "$EDGEPROF")
 	[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
 	for c in "$@"; do
-		command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+		command -v "$c" >/dev/null ||
+			{ echo "SKIP: $c not found (scripts/install-deps.sh installs it)"; exit 77; }
 	done
 }
 
