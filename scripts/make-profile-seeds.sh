@@ -19,7 +19,7 @@ cat >"$tmp/gen.c" <<'SRC'
 
 #include "cfg/cfg.h"
 #include "cfg/elf_image.h"
-#include "cfg/srcline.h"
+#include "cfg/block_lines.h"
 #include "estimators/placement.h"
 #include "estimators/propagate.h"
 #include "user/util/log.h"
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	struct placement_options opt = { 0 };
 	struct placement pl = { 0 };
 	struct func_counts *counts;
-	struct srcline *sl = NULL;
+	struct block_lines bl;
 	uint64_t *ctr;
 	unsigned seed = (unsigned)atoi(argv[4]);
 	char *run_argv[] = { argv[1], "input.txt", NULL };
@@ -53,17 +53,16 @@ int main(int argc, char **argv)
 		if (pl.funcs[i].status != PLAN_EXCLUDED &&
 		    propagate__func(&prog.funcs[i], i, &pl, ctr, NULL, 0, &counts[i]))
 			return 1;
-	if (srcline__open(&sl, &img))
-		sl = NULL;
+	block_lines__build(&bl, &prog, argv[1]); /* empty without line tables */
 	if (profile__write(argv[2], &(struct profile_input){
 		    .binary_path = "prog", .prog = &prog, .pl = &pl, .counters = ctr,
-		    .counts = counts, .costs = &opt.costs, .lines = sl, .argv = run_argv,
+		    .counts = counts, .costs = &opt.costs, .blines = &bl, .argv = run_argv,
 		    .wait_status = seed << 8, .seconds = 0.25, .nprocesses = 1, .nthreads = 1 }))
 		return 1;
 	return 0;
 }
 SRC
-gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile/profile.c user/util/log.c user/util/progress.c user/util/json_out.c \
+gcc -std=gnu11 -O1 -g -I. -D_GNU_SOURCE "$tmp/gen.c" user/profile/profile.c user/profile/profile_dest.c user/util/log.c user/util/progress.c user/util/clock.c user/util/json_out.c \
 	build/libestimators.a build/libcfg.a -o "$tmp/gen" -lelf -ldw -lcapstone -ljansson -lm
 
 cat >"$tmp/loop.c" <<'SRC'

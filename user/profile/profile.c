@@ -299,22 +299,17 @@ static const char *in_build_id(const struct profile_input *in)
 	return "";
 }
 
-/* The line of block K of function I of IN (K = -1: its entry, at ADDR). */
-static bool line_of(const struct profile_input *in, size_t i, long k, uint64_t addr,
-		    const char **file, int *line)
+/* The line of block K of function I of IN (K = -1: its entry). */
+static bool line_of(const struct profile_input *in, size_t i, long k, const char **file,
+		    int *line)
 {
-	const struct block_line *bl;
+	const struct block_line *bl = block_lines__at(in->blines, i, k);
 
-	if (in->blines) {
-		bl = block_lines__at(in->blines, i, k);
-		if (bl) {
-			*file = bl->file;
-			*line = bl->line;
-		}
-		return bl != NULL;
+	if (bl) {
+		*file = bl->file;
+		*line = bl->line;
 	}
-	return in->lines && srcline__lookup(in->lines, addr, file, line) == 0 && *file &&
-	       *line > 0;
+	return bl != NULL;
 }
 
 static void longjmp_summary_json(json_t *run, const struct profile_input *in, int *err);
@@ -842,7 +837,7 @@ static void write_func(struct obuf *b, size_t i)
 		ob_count(b, fc->edges[f->nedges]);
 	else
 		ob_lit(b, "null");
-	if (line_of(in, i, -1, f->entry, &file, &line)) {
+	if (line_of(in, i, -1, &file, &line)) {
 		ob_lit(b, ",\"file\":");
 		ob_str(b, file);
 		ob_lit(b, ",\"line\":");
@@ -926,7 +921,7 @@ static void write_func(struct obuf *b, size_t i)
 			ob_count(b, fc->blocks[k]);
 		else
 			ob_lit(b, "null");
-		if (line_of(in, i, (long)k, bl->start, &file, &line)) {
+		if (line_of(in, i, (long)k, &file, &line)) {
 			ob_lit(b, ",\"file\":");
 			ob_str(b, file);
 			ob_lit(b, ",\"line\":");
@@ -1019,8 +1014,8 @@ static void *func_share_run(void *arg)
 /* Below this many blocks and edges in all, one thread writes every function. */
 #define FUNCS_SPLIT_MIN 256
 
-/* Every function of B's input into B. With the lines looked up already (no libdw call is
- * left), the second half (by blocks and edges) is formatted on another thread into memory
+/* Every function of B's input into B. The lines come looked up already (block_lines: no
+ * libdw call is left), so the second half (by blocks and edges) is formatted on another thread into memory
  * while this one writes the first half, then appended: the same text, in less time, as the
  * program has ended and the machine's other core is free. */
 static void write_functions(struct obuf *b)
@@ -1033,7 +1028,7 @@ static void write_functions(struct obuf *b)
 
 	for (size_t i = 0; i < prog->nfuncs; i++)
 		total += prog->funcs[i].nblocks + prog->funcs[i].nedges;
-	if ((in->lines && !in->blines) || total < FUNCS_SPLIT_MIN) {
+	if (total < FUNCS_SPLIT_MIN) {
 		write_func_range(b, 0, prog->nfuncs);
 		return;
 	}

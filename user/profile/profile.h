@@ -167,9 +167,7 @@ struct profile_input {
 	const struct func_counts *counts;    /* indexed like prog->funcs; entries of excluded
 					      * functions may be zeroed */
 	const struct site_costs *costs;
-	struct srcline *lines;               /* may be NULL */
-	const struct block_lines *blines;    /* the same, looked up already (then lines is not
-					      * read); may be NULL */
+	const struct block_lines *blines;    /* source lines of entries and blocks; may be NULL */
 	char *const *argv;                   /* NULL-terminated, may be NULL */
 	int wait_status;
 	double seconds;
