@@ -3,6 +3,7 @@
  * [--source-map OLD=NEW]...`: the profile's functions as annotated source and disassembly
  * (user/report/annotate.h), to standard output. Parses the command line only.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ int cmd_annotate(int argc, char **argv)
 	const char *file = PROFILE_DEFAULT_PATH;
 	char *target = NULL;
 	struct profile p;
-	int opt, ret;
+	int opt, ret, err;
 
 	optind = 1;
 	opterr = 0;
@@ -91,13 +92,13 @@ int cmd_annotate(int argc, char **argv)
 			o.no_source = true;
 			break;
 		case OPT_SOURCE_MAP:
-			if (!strchr(optarg, '=') || *optarg == '=')
+			err = source_maps__add(&o.source_maps, optarg);
+			if (err == -E2BIG)
+				return usage_error("annotate", "--source-map: at most %d",
+						   SOURCE_MAPS_MAX);
+			if (err)
 				return usage_error("annotate", "--source-map: '%s' is not OLD=NEW",
 						   optarg);
-			if (o.nsource_maps == ANNOTATE_MAX_SOURCE_MAPS)
-				return usage_error("annotate", "--source-map: at most %d",
-						   ANNOTATE_MAX_SOURCE_MAPS);
-			o.source_map[o.nsource_maps++] = optarg;
 			break;
 		case 'h':
 			fputs(annotate_usage, stdout);

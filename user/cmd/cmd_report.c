@@ -121,7 +121,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt, li = -1;
+	int opt, li = -1, err;
 
 	opterr = 0;
 	optind = 1;
@@ -169,13 +169,13 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->html.dir = optarg;
 			break;
 		case OPT_SOURCE_MAP:
-			if (!strchr(optarg, '=') || *optarg == '=')
+			err = source_maps__add(&o->html.source_maps, optarg);
+			if (err == -E2BIG)
+				return usage_error("report", "--source-map: at most %d",
+						   SOURCE_MAPS_MAX);
+			if (err)
 				return usage_error("report", "--source-map: '%s' is not OLD=NEW",
 						   optarg);
-			if (o->html.nsource_maps == HTML_REPORT_MAX_SOURCE_MAPS)
-				return usage_error("report", "--source-map: at most %d",
-						   HTML_REPORT_MAX_SOURCE_MAPS);
-			o->html.source_map[o->html.nsource_maps++] = optarg;
 			break;
 		case 'v':
 		case 'q':
@@ -194,7 +194,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
 	if (o->html.dir && (o->time || o->json))
 		return usage_error("report", "--html goes with neither --time nor --json");
-	if (o->html.nsource_maps && !o->html.dir)
+	if (o->html.source_maps.n && !o->html.dir)
 		return usage_error("report", "--source-map needs --html");
 	if (!o->time && o->t.binary && !o->html.dir)
 		return usage_error("report", "--binary needs --time or --html");

@@ -107,7 +107,7 @@ static int write_source(struct annotate_ctx *c, const struct profile_func *f,
 			if (mine != !pass)
 				continue;
 			nfiles++;
-			path = func_code__map_source(c->o->source_map, c->o->nsource_maps, s[k].file,
+			path = func_code__map_source(&c->o->source_maps, s[k].file,
 						     mapped, sizeof(mapped));
 			buf = func_code__read_source(path, &text, &ntext);
 			if (!buf) {
@@ -127,7 +127,7 @@ static int write_source(struct annotate_ctx *c, const struct profile_func *f,
 	if (nbad == nfiles && nbad)
 		fprintf(c->out, "source: cannot read %s%s: disassembly only%s\n", first_bad,
 			nbad > 1 ? " nor the other files of its code" : "",
-			c->o->nsource_maps ? "" : " (--source-map OLD=NEW reads sources that moved)");
+			c->o->source_maps.n ? "" : " (--source-map OLD=NEW reads sources that moved)");
 	else if (nbad)
 		fprintf(c->out, "source: cannot read %s and %zu more: their lines in the "
 			"disassembly only\n", first_bad, nbad - 1);

@@ -15,8 +15,7 @@
 #include <stdio.h>
 
 #include "user/profile/profile.h"
-
-#define ANNOTATE_MAX_SOURCE_MAPS 16
+#include "user/report/func_code.h"
 
 struct annotate_opts {
 	const char *binary;   /* the profiled binary, NULL: the path the profile records */
@@ -26,9 +25,7 @@ struct annotate_opts {
 			       * its last components), or NULL */
 	int src_line;
 	bool no_source;       /* disassembly only */
-	/* --source-map OLD=NEW: a source path starting with OLD is read from NEW + the rest */
-	const char *source_map[ANNOTATE_MAX_SOURCE_MAPS];
-	size_t nsource_maps;
+	struct source_maps source_maps;
 };
 
 /* Writes the annotation of profile P (read from FILE) to OUT as O says. Returns 0, or a

@@ -178,14 +178,24 @@ int func_code__lines(const struct profile_func *f, const struct dline *d, size_t
 	return 0;
 }
 
-const char *func_code__map_source(const char *const *maps, size_t n, const char *path,
-				  char *buf, size_t size)
+int source_maps__add(struct source_maps *m, const char *arg)
 {
-	for (size_t k = 0; k < n; k++) {
-		const char *eq = strchr(maps[k], '=');
-		size_t old = eq ? (size_t)(eq - maps[k]) : 0;
+	if (!strchr(arg, '=') || *arg == '=')
+		return -EINVAL;
+	if (m->n == SOURCE_MAPS_MAX)
+		return -E2BIG;
+	m->map[m->n++] = arg;
+	return 0;
+}
 
-		if (old && !strncmp(path, maps[k], old) &&
+const char *func_code__map_source(const struct source_maps *m, const char *path, char *buf,
+				  size_t size)
+{
+	for (size_t k = 0; k < m->n; k++) {
+		const char *eq = strchr(m->map[k], '=');
+		size_t old = eq ? (size_t)(eq - m->map[k]) : 0;
+
+		if (old && !strncmp(path, m->map[k], old) &&
 		    snprintf(buf, size, "%s%s", eq + 1, path + old) < (int)size)
 			return buf;
 	}

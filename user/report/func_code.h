@@ -72,10 +72,22 @@ bool func_code__is_violation(const struct profile_func *f, uint32_t v);
 int func_code__lines(const struct profile_func *f, const struct dline *d, size_t n,
 		     struct sline **out, size_t *m);
 
-/* PATH with the first of MAPS[0, N) ("OLD=NEW") whose OLD starts it applied, into BUF;
- * PATH itself when none applies. */
-const char *func_code__map_source(const char *const *maps, size_t n, const char *path,
-				  char *buf, size_t size);
+#define SOURCE_MAPS_MAX 16
+
+/* --source-map OLD=NEW options: a source path starting with OLD is read from NEW + the rest. */
+struct source_maps {
+	const char *map[SOURCE_MAPS_MAX];
+	size_t n;
+};
+
+/* Adds option argument ARG to M: 0, -EINVAL when ARG is not OLD=NEW (OLD not empty), -E2BIG
+ * when M holds SOURCE_MAPS_MAX already. */
+int source_maps__add(struct source_maps *m, const char *arg);
+
+/* PATH with the first of M's maps whose OLD starts it applied, into BUF; PATH itself when
+ * none applies. */
+const char *func_code__map_source(const struct source_maps *m, const char *path, char *buf,
+				  size_t size);
 
 /* Reads PATH (a regular file of at most 64 MiB) into a NUL-terminated buffer, with the start
  * of each line into *LINES (*N of them, to be freed). Returns the buffer (to be freed), or

@@ -519,7 +519,7 @@ static void write_source_file(FILE *out, const struct html_ctx *c, const struct 
 			      size_t n, int64_t max)
 {
 	char mapped[PATH_MAX], **text = NULL;
-	const char *path = func_code__map_source(c->o->source_map, c->o->nsource_maps, s[0].file,
+	const char *path = func_code__map_source(&c->o->source_maps, s[0].file,
 						 mapped, sizeof(mapped));
 	size_t ntext = 0;
 	char *buf = func_code__read_source(path, &text, &ntext);
@@ -532,7 +532,7 @@ static void write_source_file(FILE *out, const struct html_ctx *c, const struct 
 		fputs("<p class=\"note\">cannot read ", out);
 		esc(out, path);
 		fprintf(out, " (%s)%s: counts by line number only.</p>\n", strerror(errno),
-			c->o->nsource_maps ? "" :
+			c->o->source_maps.n ? "" :
 			"; <code>--source-map OLD=NEW</code> reads sources that moved");
 	}
 	fputs("<table class=\"src\">\n", out);

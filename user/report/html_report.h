@@ -12,16 +12,13 @@
 #include <stddef.h>
 
 #include "user/profile/profile.h"
-
-#define HTML_REPORT_MAX_SOURCE_MAPS 16
+#include "user/report/func_code.h"
 
 struct html_report_opts {
 	const char *dir;      /* where the pages go */
 	const char *binary;   /* the profiled binary, NULL: the path the profile records */
 	unsigned long top;    /* pages for this many of the hottest functions */
-	/* --source-map OLD=NEW: a source path starting with OLD is read from NEW + the rest */
-	const char *source_map[HTML_REPORT_MAX_SOURCE_MAPS];
-	size_t nsource_maps;
+	struct source_maps source_maps;
 };
 
 /* Writes the pages of profile P (read from FILE) into O->dir. The binary gives the
