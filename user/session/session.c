@@ -256,12 +256,10 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 			nredo += redo[i];
 		if (replan_funcs(o, redo, pb, index))
 			goto out;
-		if (o->capacity && (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity ||
-				    plan_ordinals(&o->pl) > o->nordinals)) {
-			pr_err("'%s': %u counters and %u jump-table sites needed after leaving out "
-			       "refused probes, %u and %u loaded",
-			       o->path, o->pl.ncounters, plan_ordinals(&o->pl), o->capacity,
-			       o->nordinals);
+		if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity) {
+			pr_err("'%s': %u counters needed after leaving out refused probes, room "
+			       "for %u",
+			       o->path, o->pl.ncounters, o->capacity);
 			goto out;
 		}
 		pr_debug("'%s': in-process counters cannot take %zu sites: %zu functions planned "
@@ -376,14 +374,26 @@ static void build_progress(void *ctx, size_t built, size_t known)
 	progress__set("analysing '%s': %zu/%zu functions", base_name(ctx), built, known);
 }
 
-/* Opens object O at PATH, selects its functions (SELECT, may be NULL) and plans their probes
- * with POPT. Returns 0 or -1 (reported). */
-static int object_prepare(struct session_object *o, const char *path,
-			  const struct placement_options *popt, struct func_select *select,
-			  const char *weights,
-			  struct patch_backend *pb, unsigned index, const uint64_t *roots,
-			  size_t nroots)
+/* Counters any plan of object O can use: one per block and per edge of each function, its
+ * EXIT edge, two per longjmp pseudo-edge (the pseudo-edge and its block's edge), and room
+ * besides. Known from the CFG alone, so the BPF program is loaded while the plan is made;
+ * a plan that would not fit is refused where it is made (object_settle, session__attach). */
+static uint64_t capacity_bound(const struct session_object *o)
 {
+	uint64_t n = 1024 + 2 * (uint64_t)o->lj.nv;
+
+	for (size_t i = 0; i < o->prog.nfuncs; i++)
+		n += (uint64_t)o->prog.funcs[i].nblocks + o->prog.funcs[i].nedges + 1;
+	return n;
+}
+
+/* Opens object O at PATH with POPT and builds its CFG; sets its capacity (capacity_bound)
+ * and ordinal slice. Returns 0 or -1 (reported). */
+static int object_open(struct session_object *o, const char *path,
+		       const struct placement_options *popt)
+{
+	uint64_t cap;
+
 	o->img.fd = -1;
 	if (strlen(path) >= sizeof(o->path))
 		return pr_err("'%s': path too long", path);
@@ -401,6 +411,23 @@ static int object_prepare(struct session_object *o, const char *path,
 	if (cfg_longjmp__analyze(&o->lj, &o->prog))
 		return pr_err("out of memory");
 	o->popt.longjmp = &o->lj;
+	cap = capacity_bound(o);
+	if (cap >= EP_MAX_COUNTERS)
+		return pr_err("'%s': %llu counters needed, at most %llu supported", path,
+			      (unsigned long long)cap, (unsigned long long)EP_MAX_COUNTERS);
+	o->capacity = (uint32_t)cap;
+	o->nordinals = max_indirect_sites(&o->prog);
+	return 0;
+}
+
+/* Selects the functions of object O, opened by object_open (SELECT, may be NULL) and plans
+ * their probes. Returns 0 or -1 (reported). */
+static int object_plan(struct session_object *o, struct func_select *select, const char *weights,
+		       struct patch_backend *pb, unsigned index, const uint64_t *roots,
+		       size_t nroots)
+{
+	const char *path = o->path;
+
 	/* Where in-process counters can go, before the plan prices its sites. */
 	progress__set("analysing '%s': where counters can be written", base_name(o));
 	if (pb && patch_backend__classify(pb, index, &o->prog))
@@ -437,13 +464,11 @@ static int object_prepare(struct session_object *o, const char *path,
 	progress__set("analysing '%s': planning the counters", base_name(o));
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
+	if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity)
+		return pr_err("'%s': %u counters planned, room for %u", path, o->pl.ncounters,
+			      o->capacity);
 	if (pb && object_settle(o, pb, index))
 		return -1;
-	/* Room for a plan made again without refused sites (see session__attach). */
-	o->capacity = o->pl.ncounters + o->pl.ncounters / 2 + 1024;
-	if (o->capacity < o->pl.nsites + 1024)
-		o->capacity = (uint32_t)o->pl.nsites + 1024;
-	o->nordinals = max_indirect_sites(&o->prog);
 	if (o->nordinals < plan_ordinals(&o->pl))
 		o->nordinals = plan_ordinals(&o->pl);
 	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters, %u jump tables",
@@ -455,11 +480,94 @@ static int object_prepare(struct session_object *o, const char *path,
 	return 0;
 }
 
+/* The BPF program, loaded on a thread of its own while the probes are planned: its maps are
+ * sized by the objects' capacities, which the CFGs give (capacity_bound). */
+struct probes_load {
+	pthread_t thread;
+	bool started;
+	uint32_t capacity;
+	struct probes *probes;
+	int err;
+};
+
+static void *load_probes(void *arg)
+{
+	struct probes_load *l = arg;
+
+	l->err = probes__open_loops(&l->probes, l->capacity, 0);
+	return NULL;
+}
+
+/* Plans the probes of every object of S, opened by object_open, with options O. Returns 0,
+ * -ENOENT (no function matches O->select) or -1, reported. */
+static int plan_objects(struct session *s, const char *binary, const struct session_options *o)
+{
+	uint64_t ordinals = 0;
+
+	for (size_t k = 0; k < s->nobjs; k++) {
+		struct session_object *ob = &s->objs[k];
+		uint64_t *roots = NULL;
+		size_t nroots = 0;
+		int err;
+
+		/* `run`: a library is patched at the loader's rendezvous; functions of it the
+		 * loader runs before (ifunc resolvers, __libc_early_init) are counted from the
+		 * exec on, by uprobes; one whose code the loader writes into, by uprobes only. */
+		if (k && s->patch && o->bound_pid <= 0) {
+			if (libs__load_roots(o->libs[k - 1], &roots, &nroots))
+				pr_info("'%s': the loader writes into its code (text relocations): counted by uprobes",
+					o->libs[k - 1]);
+			else if (nroots)
+				ob->patch_later = true;
+			else
+				ob->deferred = true;
+		}
+		err = object_plan(ob, o->select, k ? NULL : o->weights,
+				  !k || ob->deferred || ob->patch_later ? s->patch : NULL,
+				  (unsigned)k, roots, nroots);
+		free(roots);
+		if (err)
+			return -1;
+		ob->ordinal_base = (uint32_t)ordinals;
+		ordinals += ob->nordinals;
+		/* Ordinals are 17 bits of a cookie, one per jump-table site: each object's
+		 * slice is as large as its jump tables, not its counters. */
+		if (ordinals > EP_MAX_INDIRECT_SITES)
+			return pr_err("'%s': %llu jump-table sites in all, at most %u can be counted at once: profile fewer libraries at once (--lib)",
+				      ob->path, (unsigned long long)ordinals, EP_MAX_INDIRECT_SITES);
+	}
+	if (func_select__active(o->select) && func_select__check(o->select))
+		return -ENOENT;
+	if (o->loop_stats) {
+		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl,
+					    &s->objs[0].popt.costs);
+		size_t stepped = 0;
+
+		if (err)
+			return pr_err("'%s': cannot plan the loop probes: %s", binary,
+				      err == -ENOMEM ? "out of memory" : cfg_strerror());
+		s->loop_stats = true;
+		for (size_t i = 0; i < s->loops.nsites; i++)
+			stepped += s->loops.sites[i].probe_class == PROBE_STEPPED;
+		pr_info("'%s': loop stats: %u loops, %u measured with %zu probe sites (%zu single-stepped)",
+			binary, s->loops.nloops, s->loops.nmeasured, s->loops.nsites, stepped);
+		for (uint32_t l = 0; l < s->loops.nloops; l++)
+			if (s->loops.loops[l].skip)
+				pr_debug("loop at %#llx in %s not measured: %s",
+					 (unsigned long long)s->loops.loops[l].header_addr,
+					 s->objs[0].prog.funcs[s->loops.loops[l].func].name,
+					 s->loops.loops[l].skip);
+	}
+	return 0;
+}
+
 static int prepare(struct session *s, const char *binary, const struct session_options *o)
 {
 	struct placement_options popt = { .mode = o->mode };
-	uint64_t total = 0, ordinals = 0;
+	struct probes_load load = { 0 };
+	uint64_t total = 0;
 	double t0 = now_seconds();
+	int err;
 
 	if (o->nlibs > TRACER_MAX_OBJECTS - 1)
 		return pr_err("at most %d libraries can be profiled at once", TRACER_MAX_OBJECTS - 1);
@@ -484,70 +592,37 @@ static int prepare(struct session *s, const char *binary, const struct session_o
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
-		uint64_t *roots = NULL;
-		size_t nroots = 0;
-		int err;
-
-		/* `run`: a library is patched at the loader's rendezvous; functions of it the
-		 * loader runs before (ifunc resolvers, __libc_early_init) are counted from the
-		 * exec on, by uprobes; one whose code the loader writes into, by uprobes only. */
-		if (k && s->patch && o->bound_pid <= 0) {
-			if (libs__load_roots(o->libs[k - 1], &roots, &nroots))
-				pr_info("'%s': the loader writes into its code (text relocations): counted by uprobes",
-					o->libs[k - 1]);
-			else if (nroots)
-				ob->patch_later = true;
-			else
-				ob->deferred = true;
-		}
-		err = object_prepare(ob, k ? o->libs[k - 1] : binary, &popt, o->select,
-				     k ? NULL : o->weights,
-				     !k || ob->deferred || ob->patch_later ? s->patch : NULL,
-				     (unsigned)k, roots, nroots);
-		free(roots);
-		if (err)
+		if (object_open(ob, k ? o->libs[k - 1] : binary, &popt))
 			return -1;
 		ob->counter_base = (uint32_t)total;
-		ob->ordinal_base = (uint32_t)ordinals;
 		total += ob->capacity;
-		ordinals += ob->nordinals;
 		if (total >= EP_MAX_COUNTERS)
 			return pr_err("'%s': %llu counters needed, at most %llu supported: profile fewer libraries at once",
 				      ob->path, (unsigned long long)total,
 				      (unsigned long long)EP_MAX_COUNTERS);
-		/* Ordinals are 17 bits of a cookie, one per jump-table site: each object's
-		 * slice is as large as its jump tables, not its counters. */
-		if (ordinals > EP_MAX_INDIRECT_SITES)
-			return pr_err("'%s': %llu jump-table sites in all, at most %u can be counted at once: profile fewer libraries at once (--lib)",
-				      ob->path, (unsigned long long)ordinals, EP_MAX_INDIRECT_SITES);
 		s->lib_ids[k] = ob->img.build_id;
 	}
 	s->capacity = (uint32_t)total;
-	if (func_select__active(o->select) && func_select__check(o->select))
-		return -ENOENT;
-	if (o->loop_stats) {
-		int err = loop_probes__plan(&s->loops, &s->objs[0].prog, &s->objs[0].pl,
-					    &s->objs[0].popt.costs);
-		size_t stepped = 0;
-
-		if (err)
-			return pr_err("'%s': cannot plan the loop probes: %s", binary,
-				      err == -ENOMEM ? "out of memory" : cfg_strerror());
-		s->loop_stats = true;
-		for (size_t i = 0; i < s->loops.nsites; i++)
-			stepped += s->loops.sites[i].probe_class == PROBE_STEPPED;
-		pr_info("'%s': loop stats: %u loops, %u measured with %zu probe sites (%zu single-stepped)",
-			binary, s->loops.nloops, s->loops.nmeasured, s->loops.nsites, stepped);
-		for (uint32_t l = 0; l < s->loops.nloops; l++)
-			if (s->loops.loops[l].skip)
-				pr_debug("loop at %#llx in %s not measured: %s",
-					 (unsigned long long)s->loops.loops[l].header_addr,
-					 s->objs[0].prog.funcs[s->loops.loops[l].func].name,
-					 s->loops.loops[l].skip);
-	}
+	/* With --loop-stats the maps are sized by the loops too: loaded after their plan. */
+	load.capacity = s->capacity;
+	if (!o->loop_stats)
+		load.started = !pthread_create(&load.thread, NULL, load_probes, &load);
+	err = plan_objects(s, binary, o);
 	s->analysis_s = now_seconds() - t0;
+	if (load.started) {
+		pthread_join(load.thread, NULL);
+		s->probes = load.probes;
+		if (load.err && !err)
+			err = -1;
+	}
+	if (err) {
+		probes__close(s->probes);
+		s->probes = NULL;
+		return err;
+	}
 	pr_info("analysis (CFGs and probe plans) took %.3f s", s->analysis_s);
-	if (probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
+	if (!load.started &&
+	    probes__open_loops(&s->probes, s->capacity, s->loop_stats ? s->loops.nloops : 0))
 		return -1;
 	pr_debug("BPF programs and maps loaded");
 	probes__bind_pid(s->probes, o->bound_pid);
