@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -942,6 +944,98 @@ static void entries_span(struct patch_func *pf, const struct cfg_func *f,
 	pf->entries_hi = sort__lower_bound_u64(entries->addr, entries->n, hi);
 }
 
+/* The classes of functions [lo, hi) of PA, with counts of their own (summed by
+ * classify_all): one share of the work, on a thread of its own or the caller's. */
+struct class_share {
+	struct patch_analysis *pa;
+	size_t lo, hi;
+	__typeof__(((struct patch_analysis *)0)->stats) st;
+};
+
+static void *classify_share(void *arg)
+{
+	struct class_share *sh = arg;
+	const struct patch_analysis *pa = sh->pa;
+
+	for (size_t i = sh->lo; i < sh->hi; i++) {
+		const struct cfg_func *f = &pa->prog->funcs[i];
+		struct patch_func *pf = &sh->pa->funcs[i];
+		struct patch_window win;
+
+		sh->st.insns += f->ninsns;
+		for (uint32_t k = 0; k < f->ninsns; k++) {
+			if (!patch_analysis__count_window(pa, i, k, NULL, 0, 0, &win)) {
+				pf->count_class[k] = win.cls;
+				sh->st.count_plain += win.cls == PATCH_PLAIN;
+				sh->st.count_flagsave += win.cls == PATCH_FLAGSAVE;
+				sh->st.count_short += win.short_jump;
+			}
+			if (pf->reloc[k] == RELOC_JMP_IND && table_of(f, f->insns[k].addr)) {
+				sh->st.table_jumps++;
+				if (!patch_analysis__indirect_window(pa, i, k, NULL, 0, &win)) {
+					pf->indirect_class[k] = win.cls;
+					sh->st.indirect_plain += win.cls == PATCH_PLAIN;
+					sh->st.indirect_flagsave += win.cls == PATCH_FLAGSAVE;
+				}
+			}
+			if (pf->reloc[k] != RELOC_JCC)
+				continue;
+			sh->st.jcc_blocks++;
+			if (!patch_analysis__branch_window(pa, i, k, NULL, 0, &win)) {
+				pf->branch_class[k] = win.cls;
+				sh->st.branch_plain += win.cls == PATCH_PLAIN;
+				sh->st.branch_flagsave += win.cls == PATCH_FLAGSAVE;
+				sh->st.branch_short += win.short_jump;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Functions below this many instructions are classified on one thread. */
+#define CLASSIFY_SPLIT_MIN 20000
+
+/* Every instruction's count, branch and indirect classes (the queries only read PA; each
+ * share writes its own functions' classes): the functions split in two shares of about as
+ * many instructions, the second on another thread when there are many. */
+static void classify_all(struct patch_analysis *pa)
+{
+	struct class_share sh[2] = { { .pa = pa, .hi = pa->nfuncs },
+				     { .pa = pa, .lo = pa->nfuncs, .hi = pa->nfuncs } };
+	uint64_t total = 0, half = 0;
+	pthread_t t;
+	bool split = false;
+
+	for (size_t i = 0; i < pa->nfuncs; i++)
+		total += pa->prog->funcs[i].ninsns;
+	if (total >= CLASSIFY_SPLIT_MIN) {
+		size_t i = 0;
+
+		while (i < pa->nfuncs && half < total / 2)
+			half += pa->prog->funcs[i++].ninsns;
+		sh[0].hi = sh[1].lo = i;
+		split = !pthread_create(&t, NULL, classify_share, &sh[1]);
+		if (!split)
+			sh[0].hi = pa->nfuncs;
+	}
+	classify_share(&sh[0]);
+	if (split)
+		pthread_join(t, NULL);
+	for (int k = 0; k < 2; k++) {
+		pa->stats.insns += sh[k].st.insns;
+		pa->stats.count_plain += sh[k].st.count_plain;
+		pa->stats.count_flagsave += sh[k].st.count_flagsave;
+		pa->stats.count_short += sh[k].st.count_short;
+		pa->stats.table_jumps += sh[k].st.table_jumps;
+		pa->stats.indirect_plain += sh[k].st.indirect_plain;
+		pa->stats.indirect_flagsave += sh[k].st.indirect_flagsave;
+		pa->stats.jcc_blocks += sh[k].st.jcc_blocks;
+		pa->stats.branch_plain += sh[k].st.branch_plain;
+		pa->stats.branch_flagsave += sh[k].st.branch_flagsave;
+		pa->stats.branch_short += sh[k].st.branch_short;
+	}
+}
+
 int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *prog)
 {
 	struct decoder own, *d = prog->dec;
@@ -993,38 +1087,7 @@ int patch_analysis__build(struct patch_analysis *pa, const struct cfg_program *p
 		patch_analysis__release(pa);
 		return err;
 	}
-	for (size_t i = 0; i < prog->nfuncs; i++) {
-		const struct cfg_func *f = &prog->funcs[i];
-		struct patch_func *pf = &pa->funcs[i];
-		struct patch_window win;
-
-		pa->stats.insns += f->ninsns;
-		for (uint32_t k = 0; k < f->ninsns; k++) {
-			if (!patch_analysis__count_window(pa, i, k, NULL, 0, 0, &win)) {
-				pf->count_class[k] = win.cls;
-				pa->stats.count_plain += win.cls == PATCH_PLAIN;
-				pa->stats.count_flagsave += win.cls == PATCH_FLAGSAVE;
-				pa->stats.count_short += win.short_jump;
-			}
-			if (pf->reloc[k] == RELOC_JMP_IND && table_of(f, f->insns[k].addr)) {
-				pa->stats.table_jumps++;
-				if (!patch_analysis__indirect_window(pa, i, k, NULL, 0, &win)) {
-					pf->indirect_class[k] = win.cls;
-					pa->stats.indirect_plain += win.cls == PATCH_PLAIN;
-					pa->stats.indirect_flagsave += win.cls == PATCH_FLAGSAVE;
-				}
-			}
-			if (pf->reloc[k] != RELOC_JCC)
-				continue;
-			pa->stats.jcc_blocks++;
-			if (!patch_analysis__branch_window(pa, i, k, NULL, 0, &win)) {
-				pf->branch_class[k] = win.cls;
-				pa->stats.branch_plain += win.cls == PATCH_PLAIN;
-				pa->stats.branch_flagsave += win.cls == PATCH_FLAGSAVE;
-				pa->stats.branch_short += win.short_jump;
-			}
-		}
-	}
+	classify_all(pa);
 	return 0;
 }
 
