@@ -108,6 +108,8 @@ struct proc {
 	Dwfl *dwfl; /* its modules and unwinding state, reused until an address is unknown */
 };
 
+#define NSEARCH 9 /* bp_functions */
+
 struct tracer {
 	const char *build_id; /* NULL: match the module by path */
 	const char *lib_ids[TRACER_MAX_OBJECTS - 1]; /* profiled libraries: objects 1.. */
@@ -136,6 +138,14 @@ struct tracer {
 	bool attached; /* tracer__attach: a running process, no breakpoints written into it */
 	double start;  /* when the program started (attach: the window opened) */
 	bool watching; /* tracer__run with hooks->watch: no breakpoint written either */
+	/* Library functions watched in the main process from its exec on (watch_ahead), as
+	 * found in edgeprof's own C library; watch_install adopts each it would watch too. */
+	struct ahead {
+		char path[512];
+		uint64_t offset;
+		bool adopted;
+	} ahead[NSEARCH];
+	int nahead;
 	/* Processes that exec'd (hooks->execed ran): hooks->released runs for them once the
 	 * stopped thread is let go (release_pending). */
 	int *released;
@@ -552,7 +562,6 @@ static void unwind_task_at(struct tracer *t, int tid, int tgid, uint8_t kind, bo
 
 /* --- the pthread_exit breakpoint ---------------------------------------------------------- */
 
-#define NSEARCH 9
 
 /* Functions to break on, looked up in one pass over the process's objects (libc's first). */
 static const struct {
@@ -1191,6 +1200,8 @@ static int bp_record(struct tracer *t, int tid, int tgid, const struct bp *b,
 }
 
 static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+static void watch_ahead(struct tracer *t, int pid, const struct tracer_hooks *hooks);
+static bool ahead_hit(struct tracer *t, int tid, int tgid);
 static void longjmp_watch_on_signal(struct tracer *t, int tgid, int sig);
 static void rdv_done(struct tracer *t, int tgid, bool late);
 
@@ -1929,7 +1940,7 @@ static void event_loop(struct tracer *t)
 			if (sig == EP_NOTIFY_SIGNAL && t->watching) {
 				if (rdv_watch_hit(t, tid, task->tgid))
 					goto resume;
-				if (early_watch_hit(t, tid, task->tgid))
+				if (early_watch_hit(t, tid, task->tgid) || ahead_hit(t, tid, task->tgid))
 					goto resume;
 				hit = watch_hit(t, tid, task->tgid);
 				if (hit == 1 + BP_PTHREAD_EXIT) {
@@ -2016,6 +2027,8 @@ int tracer__run(const char *path, char *const argv[], const char *build_id,
 	res->nprocesses = 1;
 	if (hooks && hooks->early_stop)
 		early_place(&t, pid, path, hooks->early_stop, hooks->load_vaddr);
+	if (hooks && t.early)
+		watch_ahead(&t, pid, hooks);
 	rdv = hooks && hooks->mapped && !rdv_place(&t, pid);
 	if (hooks && hooks->started) {
 		rc = hooks->started(hooks->ctx, pid);
@@ -2123,6 +2136,80 @@ static void release_task(const struct tracer *t, struct task *task)
 		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
 }
 
+/* Watches, in the main process PID stopped at its exec, the bp_functions that edgeprof's own
+ * C library defines, at their offsets in that file: the program most often maps the same one.
+ * Attached now, with the exec's other uprobes, the watches cost no wait of their own at the
+ * loader's rendezvous (the first uprobe registered after a pause waits for an RCU grace
+ * period); watch_install adopts those it would attach itself and removes the others. Until
+ * the rendezvous the loader runs none of these functions. */
+static void watch_ahead(struct tracer *t, int pid, const struct tracer_hooks *hooks)
+{
+	struct symbol_search ss;
+
+	if (!t->watching || !hooks->watch || !hooks->unwatch)
+		return;
+	find_functions(getpid(), &ss);
+	for (int k = 0; k < NSEARCH; k++) {
+		bool dup = false;
+
+		if (!ss.in_libc[k] || !ss.offset[k] ||
+		    (bp_functions[k].kind == BP_LONGJMP && hooks->lazy_longjmp))
+			continue;
+		for (int i = 0; i < t->nahead; i++)
+			dup |= t->ahead[i].offset == ss.offset[k] &&
+			       strcmp(t->ahead[i].path, ss.path[k]) == 0;
+		if (dup || hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k]))
+			continue;
+		snprintf(t->ahead[t->nahead].path, sizeof(t->ahead[0].path), "%s", ss.path[k]);
+		t->ahead[t->nahead].offset = ss.offset[k];
+		t->ahead[t->nahead++].adopted = false;
+	}
+}
+
+/* Whether the watch of PATH at OFFSET in PID is one watch_ahead attached (then adopted). */
+static bool adopt_ahead(struct tracer *t, int pid, const char *path, uint64_t offset)
+{
+	for (int i = 0; pid == t->main_pid && i < t->nahead; i++)
+		if (!t->ahead[i].adopted && t->ahead[i].offset == offset &&
+		    strcmp(t->ahead[i].path, path) == 0)
+			return t->ahead[i].adopted = true;
+	return false;
+}
+
+/* Whether TID (of TGID) stopped on a watch of watch_ahead not adopted yet: a library's
+ * initialiser ran the function before the program's start. It is let go (the signal is
+ * edgeprof's): as before the watches were made early, the frames it leaves are not followed. */
+static bool ahead_hit(struct tracer *t, int tid, int tgid)
+{
+	struct user_regs_struct regs;
+
+	if (tgid != t->main_pid || !t->nahead || ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return false;
+	for (int i = 0; i < t->nahead; i++) {
+		uint64_t base = proc_maps__base(tgid, t->ahead[i].path);
+		uint64_t at = base + t->ahead[i].offset;
+
+		if (base && regs.rip >= at && regs.rip < at + 16) {
+			pr_debug("thread %d: in %s's function at %#llx before the program's start: the frames it leaves are not followed",
+				 tid, t->ahead[i].path, (unsigned long long)regs.rip);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Removes the watches of watch_ahead that watch_install did not adopt in PID (the program
+ * maps another C library, or a function is not watched). */
+static void drop_ahead(struct tracer *t, int pid, const struct tracer_hooks *hooks)
+{
+	for (int i = 0; i < t->nahead; i++)
+		if (!t->ahead[i].adopted &&
+		    hooks->unwatch(hooks->ctx, pid, t->ahead[i].path, t->ahead[i].offset))
+			pr_debug("process %d: cannot remove the watch at %#llx of '%s'", pid,
+				 (unsigned long long)t->ahead[i].offset, t->ahead[i].path);
+	t->nahead = 0;
+}
+
 /* Watches the bp_functions of process PID through HOOKS->watch (uprobes that signal the
  * thread) rather than with breakpoints: nothing is written into a process attached to. */
 static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *hooks)
@@ -2144,7 +2231,8 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 			dup |= p->bps[i].addr == ss.addr[k];
 		if (!ss.addr[k] || dup)
 			continue;
-		if (!ss.offset[k] || hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k])) {
+		if (!ss.offset[k] || (!adopt_ahead(t, pid, ss.path[k], ss.offset[k]) &&
+				      hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k]))) {
 			pr_warn("cannot watch %s in '%s': frames it leaves are not followed",
 				bp_functions[k].name, ss.path[k]);
 			continue;
@@ -2156,6 +2244,8 @@ static void watch_install(struct tracer *t, int pid, const struct tracer_hooks *
 		pr_debug("process %d: watching %s at %#llx", pid, bp_functions[k].name,
 			 (unsigned long long)ss.addr[k]);
 	}
+	if (pid == t->main_pid)
+		drop_ahead(t, pid, hooks);
 }
 
 /* Whether process TGID catches signal SIG (its SigCgt mask in /proc; true when unknown). */
