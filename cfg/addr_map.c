@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MIN_CAP 64
+
 static size_t slot_of(uint64_t key, size_t cap)
 {
 	key ^= key >> 33;
@@ -17,36 +19,25 @@ static size_t slot_of(uint64_t key, size_t cap)
 	return (size_t)key & (cap - 1);
 }
 
-static int grow(struct addr_map *m)
+/* Moves M's entries into a new table of CAP slots (a power of two, at least 2 * n). */
+static int resize(struct addr_map *m, size_t cap)
 {
-	size_t cap = m->cap ? 2 * m->cap : 64, i;
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	uint32_t *vals = malloc(cap * sizeof(*vals));
-	uint32_t *gen = calloc(cap, sizeof(*gen));
+	struct addr_slot *slots = calloc(cap, sizeof(*slots));
 
-	if (!keys || !vals || !gen) {
-		free(keys);
-		free(vals);
-		free(gen);
+	if (!slots)
 		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
+	for (size_t i = 0; i < m->cap; i++) {
 		size_t s;
 
-		if (m->gen[i] != m->cur)
+		if (m->slots[i].gen != m->cur)
 			continue;
-		for (s = slot_of(m->keys[i], cap); gen[s] == 1; s = (s + 1) & (cap - 1))
+		for (s = slot_of(m->slots[i].key, cap); slots[s].gen == 1; s = (s + 1) & (cap - 1))
 			;
-		keys[s] = m->keys[i];
-		vals[s] = m->vals[i];
-		gen[s] = 1;
+		slots[s] = m->slots[i];
+		slots[s].gen = 1;
 	}
-	free(m->keys);
-	free(m->vals);
-	free(m->gen);
-	m->keys = keys;
-	m->vals = vals;
-	m->gen = gen;
+	free(m->slots);
+	m->slots = slots;
 	m->cap = cap;
 	m->cur = 1;
 	return 0;
@@ -56,11 +47,11 @@ bool addr_map__get(const struct addr_map *m, uint64_t key, uint32_t *val)
 {
 	size_t s;
 
-	if (!m->cap)
+	if (!m->n)
 		return false;
-	for (s = slot_of(key, m->cap); m->gen[s] == m->cur; s = (s + 1) & (m->cap - 1))
-		if (m->keys[s] == key) {
-			*val = m->vals[s];
+	for (s = slot_of(key, m->cap); m->slots[s].gen == m->cur; s = (s + 1) & (m->cap - 1))
+		if (m->slots[s].key == key) {
+			*val = m->slots[s].val;
 			return true;
 		}
 	return false;
@@ -70,16 +61,14 @@ int addr_map__put(struct addr_map *m, uint64_t key, uint32_t val)
 {
 	size_t s;
 
-	if ((m->n + 1) * 2 > m->cap && grow(m))
+	if ((m->n + 1) * 2 > m->cap && resize(m, m->cap ? 2 * m->cap : MIN_CAP))
 		return -ENOMEM;
-	for (s = slot_of(key, m->cap); m->gen[s] == m->cur; s = (s + 1) & (m->cap - 1))
-		if (m->keys[s] == key) {
-			m->vals[s] = val;
+	for (s = slot_of(key, m->cap); m->slots[s].gen == m->cur; s = (s + 1) & (m->cap - 1))
+		if (m->slots[s].key == key) {
+			m->slots[s].val = val;
 			return 0;
 		}
-	m->keys[s] = key;
-	m->vals[s] = val;
-	m->gen[s] = m->cur;
+	m->slots[s] = (struct addr_slot){ .key = key, .val = val, .gen = m->cur };
 	m->n++;
 	return 0;
 }
@@ -90,15 +79,31 @@ void addr_map__clear(struct addr_map *m)
 	if (!m->cap)
 		return;
 	if (++m->cur == 0) { /* generation wrapped: really clear once */
-		memset(m->gen, 0, m->cap * sizeof(*m->gen));
+		for (size_t i = 0; i < m->cap; i++)
+			m->slots[i].gen = 0;
 		m->cur = 1;
 	}
 }
 
+uint32_t *addr_map__ref(struct addr_map *m, uint64_t key, bool *fresh)
+{
+	size_t s;
+
+	if ((m->n + 1) * 2 > m->cap && resize(m, m->cap ? 2 * m->cap : MIN_CAP))
+		return NULL;
+	for (s = slot_of(key, m->cap); m->slots[s].gen == m->cur; s = (s + 1) & (m->cap - 1))
+		if (m->slots[s].key == key) {
+			*fresh = false;
+			return &m->slots[s].val;
+		}
+	m->slots[s] = (struct addr_slot){ .key = key, .val = 0, .gen = m->cur };
+	m->n++;
+	*fresh = true;
+	return &m->slots[s].val;
+}
+
 void addr_map__free(struct addr_map *m)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->gen);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

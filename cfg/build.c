@@ -45,12 +45,15 @@
 		_rc;                                                                               \
 	})
 
+#define PLT_MAX 8 /* .plt sections the builder keeps ranges of (see in_plt) */
+
 /* Callee status in the no-return fixpoint. */
 enum { ST_NORETURN = 0, ST_RETURNS = 1, ST_KNOWN_NORETURN = 2 };
 
 struct jref {
 	uint64_t src;
-	uint32_t next; /* 1 + index of the previous source of the same target, 0 at the end */
+	uint32_t next;  /* 1 + index of the previous source of the same target, 0 at the end */
+	uint32_t count; /* sources of the same target up to this one */
 };
 
 struct table_rec {
@@ -71,17 +74,25 @@ struct builder {
 	VEC(uint64_t) foreign;     /* pairs (address, function entry): code of that function
 				    * entered by another function that runs off into it */
 	bool assume_returns;       /* step 1 of build_all: internal callees all return */
+	/* The .plt* sections' address ranges, when no two sections overlap (then an address is
+	 * in one exactly when elf_image__section_at finds it); else plt_exact is false. */
+	uint64_t plt_lo[PLT_MAX], plt_hi[PLT_MAX];
+	unsigned nplt;
+	bool plt_exact;
+	struct addr_map ext_ret;   /* callee without a status -> 1 returns, 0 not (by name) ... */
+	struct addr_map slot_ret;  /* ... and the same for GOT slots */
 
 	/* Scratch for the function being built. */
 	uint64_t entry;
 	const struct func_start *self; /* symbols__func_at(entry), set with entry */
-	struct addr_map visited;   /* insn addr -> 1 */
+	uint64_t next_start;       /* the first function start above entry (UINT64_MAX: none) */
+	struct addr_map visited;   /* addr -> 1: walked to (an instruction, or code that is bad
+				    * or outside the function) */
 	struct addr_map ft_pred;   /* addr -> the insn that falls through into it */
 	struct addr_map ft_alt;    /* addr -> a second insn falling through into it (a prefix
 				    * pair's two instructions end together), FT_MANY for more */
-	struct addr_map jump_in;   /* addr -> number of intra jumps into it */
-	struct addr_map jump_src;  /* addr -> (int32) offset of the last intra jump source */
-	struct addr_map jump_head; /* addr -> 1 + index into jrefs of its last jump source */
+	struct addr_map jump_head; /* addr -> 1 + index into jrefs of its last intra jump source
+				    * (present: some intra jump goes there) */
 	VEC(struct jref) jrefs;    /* every intra jump source, chained per target */
 	struct addr_map roots;     /* addr -> 1: entered from outside (landing pads) */
 	struct addr_map bad;       /* addr -> 1: a target that is not decodable code */
@@ -110,11 +121,46 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static bool in_plt(const struct elf_image *img, uint64_t addr)
+static bool in_plt_section(const struct elf_image *img, uint64_t addr)
 {
 	const struct elf_section *s = elf_image__section_at(img, addr);
 
 	return s && strncmp(s->name, ".plt", 4) == 0;
+}
+
+/* Is ADDR inside a PLT section (.plt, .plt.got, .plt.sec)? */
+static bool in_plt(const struct builder *b, uint64_t addr)
+{
+	if (!b->plt_exact)
+		return in_plt_section(b->img, addr);
+	for (unsigned i = 0; i < b->nplt; i++)
+		if (addr >= b->plt_lo[i] && addr < b->plt_hi[i])
+			return true;
+	return false;
+}
+
+/* Fills B's PLT ranges from its image's section table. */
+static void find_plt(struct builder *b)
+{
+	const struct elf_image *img = b->img;
+
+	b->plt_exact = true;
+	b->nplt = 0;
+	for (size_t k = 0; k < img->nsecs; k++) {
+		const struct elf_section *s = &img->secs[k];
+
+		if (k && (s->addr < img->secs[k - 1].addr ||
+			  s->addr - img->secs[k - 1].addr < img->secs[k - 1].size))
+			b->plt_exact = false;
+		if (strncmp(s->name, ".plt", 4) || !s->size)
+			continue;
+		if (b->nplt == PLT_MAX) {
+			b->plt_exact = false;
+			continue;
+		}
+		b->plt_lo[b->nplt] = s->addr;
+		b->plt_hi[b->nplt++] = s->addr + s->size;
+	}
 }
 
 /* A jump to T leaves the function being built (a tail call) when T is another function's
@@ -125,8 +171,10 @@ static bool is_tail_target(struct builder *b, uint64_t t)
 
 	if (t == b->entry)
 		return false;
-	if (in_plt(b->img, t))
+	if (in_plt(b, t))
 		return true;
+	if (t > b->entry && t < b->next_start)
+		return false; /* no start there */
 	fs = symbols__func_at(b->syms, t);
 	if (!fs)
 		return false;
@@ -139,7 +187,7 @@ static const char *callee_name(struct builder *b, uint64_t target, bool slot)
 
 	if (slot)
 		return symbols__got_name(b->syms, target);
-	if (in_plt(b->img, target))
+	if (in_plt(b, target))
 		return symbols__plt_name(b->syms, target);
 	fs = symbols__func_at(b->syms, target);
 	return fs ? fs->name : NULL;
@@ -155,26 +203,32 @@ static bool callee_returns(struct builder *b, uint64_t target, bool slot, bool i
 		return true;
 	if (!slot && addr_map__get(&b->status, target, &st))
 		return st == ST_RETURNS || (st == ST_NORETURN && b->assume_returns);
+	/* The name of a target without a status is stable: symbols added later are functions
+	 * with a status, and their synthesised names are no known no-return function's. */
+	if (addr_map__get(slot ? &b->slot_ret : &b->ext_ret, target, &st))
+		return st == 1;
 	name = callee_name(b, target, slot);
-	if (noreturn__known(name))
-		return false;
+	st = noreturn__known(name) ? 0 : 1;
+	addr_map__put(slot ? &b->slot_ret : &b->ext_ret, target, st); /* a cache: may fail */
 	/* External, or not a function we build (e.g. outside the code): assume it returns. */
-	return true;
+	return st == 1;
 }
 
 static int note_jump(struct builder *b, uint64_t src, uint64_t t)
 {
-	uint32_t n = 0, head = 0;
-	struct jref r = { .src = src };
+	bool fresh;
+	uint32_t *head = addr_map__ref(&b->jump_head, t, &fresh);
+	struct jref r = { .src = src, .count = 1 };
 
-	addr_map__get(&b->jump_head, t, &head);
-	r.next = head;
-	if (VEC_PUSH(b->jrefs, r) || addr_map__put(&b->jump_head, t, (uint32_t)b->jrefs.n))
+	if (!head)
 		return -ENOMEM;
-	addr_map__get(&b->jump_in, t, &n);
-	if (addr_map__put(&b->jump_in, t, n + 1) ||
-	    addr_map__put(&b->jump_src, t, (uint32_t)(int32_t)(int64_t)(src - t)))
+	if (!fresh) {
+		r.next = *head;
+		r.count = b->jrefs.v[*head - 1].count + 1;
+	}
+	if (VEC_PUSH(b->jrefs, r))
 		return -ENOMEM;
+	*head = (uint32_t)b->jrefs.n;
 	return VEC_PUSH(b->work, t);
 }
 
@@ -237,19 +291,22 @@ static bool in_function(void *ctx, uint64_t addr)
 static bool unique_pred(void *ctx, uint64_t addr, uint64_t *pred)
 {
 	struct builder *b = ctx;
-	uint32_t n = 0, ft, delta, one;
+	uint32_t n = 0, ft, head = 0, one;
 	bool has_ft = addr_map__get(&b->ft_pred, addr, &ft);
 
 	if (addr == b->entry || addr_map__get(&b->roots, addr, &one) ||
 	    addr_map__get(&b->ft_alt, addr, &one))
 		return false;
-	addr_map__get(&b->jump_in, addr, &n);
+	if (addr_map__get(&b->jump_head, addr, &head))
+		n = b->jrefs.v[head - 1].count;
 	if (n + has_ft != 1)
 		return false;
 	if (has_ft) {
 		*pred = addr - ft;
 	} else {
-		addr_map__get(&b->jump_src, addr, &delta);
+		/* The source as a 32-bit offset from ADDR, as jumps reach. */
+		uint32_t delta = (uint32_t)(int32_t)(int64_t)(b->jrefs.v[head - 1].src - addr);
+
 		*pred = addr + (uint64_t)(int64_t)(int32_t)delta;
 	}
 	return true;
@@ -276,10 +333,13 @@ static bool leaves_function(struct builder *b, uint64_t a)
 
 	if (a == b->entry)
 		return false;
+	self = b->self;
+	/* No start lies strictly between the entry and the next start. */
+	if (a > b->entry && a < b->next_start)
+		return self && self->size && !in_function(b, a);
 	fs = symbols__func_at(b->syms, a);
 	if (fs && !(fs->fragment && fs->parent == b->entry))
 		return true;
-	self = b->self;
 	return self && self->size && !in_function(b, a);
 }
 
@@ -318,7 +378,7 @@ static bool status_noreturn(struct builder *b, const struct dinsn *di)
 	int64_t v;
 	uint32_t one;
 
-	if ((ind && !slot) || (!slot && !in_plt(b->img, di->target)))
+	if ((ind && !slot) || (!slot && !in_plt(b, di->target)))
 		return false;
 	if (!is_error_like(callee_name(b, di->target, slot)))
 		return false;
@@ -377,11 +437,13 @@ static void reset_scratch(struct builder *b, uint64_t entry)
 	b->entry = entry;
 	/* Symbols are only added between builds (build_all): the pointer holds for this one. */
 	b->self = symbols__func_at(b->syms, entry);
+	i = b->self ? (size_t)(b->self - b->syms->funcs) + 1 : 0;
+	while (i < b->syms->nfuncs && b->syms->funcs[i].addr <= entry)
+		i++;
+	b->next_start = i < b->syms->nfuncs ? b->syms->funcs[i].addr : UINT64_MAX;
 	addr_map__clear(&b->visited);
 	addr_map__clear(&b->ft_pred);
 	addr_map__clear(&b->ft_alt);
-	addr_map__clear(&b->jump_in);
-	addr_map__clear(&b->jump_src);
 	addr_map__clear(&b->jump_head);
 	addr_map__clear(&b->roots);
 	addr_map__clear(&b->eh_of);
@@ -436,25 +498,40 @@ static int note_landing_pad(struct builder *b, uint64_t call)
  * only when instructions overlap (a prefix pair, see assemble): both are kept. */
 static int note_fall(struct builder *b, uint64_t next, uint8_t size)
 {
-	uint32_t ft, alt;
+	bool fresh;
+	uint32_t *ft = addr_map__ref(&b->ft_pred, next, &fresh), *alt;
 
-	if (!addr_map__get(&b->ft_pred, next, &ft) || ft == size)
-		return addr_map__put(&b->ft_pred, next, size);
-	if (addr_map__get(&b->ft_alt, next, &alt) && alt != size)
-		return addr_map__put(&b->ft_alt, next, FT_MANY);
-	return addr_map__put(&b->ft_alt, next, size);
+	if (!ft)
+		return -ENOMEM;
+	if (fresh || *ft == size) {
+		*ft = size;
+		return 0;
+	}
+	alt = addr_map__ref(&b->ft_alt, next, &fresh);
+	if (!alt)
+		return -ENOMEM;
+	*alt = !fresh && *alt != size ? FT_MANY : size;
+	return 0;
 }
 
 /* Walks straight-line code from A until a transfer ends the path. */
 static int walk(struct builder *b, uint64_t a)
 {
-	uint32_t one;
 	int err;
 
-	while (!addr_map__get(&b->visited, a, &one)) {
+	for (;;) {
+		bool fresh;
+		uint32_t *seen = addr_map__ref(&b->visited, a, &fresh);
 		const struct dinsn *di;
 		struct dinsn cur;
 		uint64_t next;
+
+		if (!seen)
+			return -ENOMEM;
+		if (!fresh)
+			return 0;
+		/* Marked before the checks: where the path ends, it ends again next time. */
+		*seen = 1;
 
 		if (leaves_function(b, a))
 			return addr_map__put(&b->outside, a, 1);
@@ -463,7 +540,7 @@ static int walk(struct builder *b, uint64_t a)
 			return addr_map__put(&b->bad, a, 1);
 		cur = *di;
 		di = &cur;
-		if (addr_map__put(&b->visited, a, 1) || VEC_PUSH(b->insns, a))
+		if (VEC_PUSH(b->insns, a))
 			return -ENOMEM;
 		next = a + di->size;
 		switch (di->flow) {
@@ -480,7 +557,7 @@ static int walk(struct builder *b, uint64_t a)
 		case INSN_CALL:
 			if ((err = note_landing_pad(b, a)))
 				return err;
-			if (!in_plt(b->img, di->target) && !symbols__func_at(b->syms, di->target) &&
+			if (!in_plt(b, di->target) && !symbols__func_at(b->syms, di->target) &&
 			    elf_image__code(b->img, di->target, &(size_t){ 0 }) &&
 			    (err = VEC_PUSH(b->new_starts, di->target)))
 				return err;
@@ -503,7 +580,6 @@ static int walk(struct builder *b, uint64_t a)
 			return err;
 		a = next;
 	}
-	return 0;
 }
 
 static int resolve_tables(struct builder *b, bool *grew)
@@ -627,7 +703,7 @@ static int add_call(struct builder *b, struct fbuild *fb, const struct dinsn *di
 		.tail = tail,
 		.noreturn = !returns,
 		.noreturn_why = returns ? CFG_NORET_NONE : why,
-		.external = di->rip_slot || in_plt(b->img, di->target),
+		.external = di->rip_slot || in_plt(b, di->target),
 	};
 
 	if (indirect && di->rip_slot) {
@@ -778,7 +854,7 @@ static bool prefix_pair(struct builder *b, uint64_t out, uint64_t in)
 	size_t avail;
 	uint32_t one;
 
-	if (in <= out || !addr_map__get(&b->jump_in, in, &one) ||
+	if (in <= out || !addr_map__get(&b->jump_head, in, &one) ||
 	    addr_map__get(&b->roots, in, &one) || in == b->entry)
 		return false;
 	d = decoder__get(&b->dec, out);
@@ -818,22 +894,19 @@ static int assemble(struct builder *b, struct cfg_func *f)
 	uint64_t *a = b->insns.v;
 	size_t n = b->insns.n, i;
 	uint64_t pair_end = 0; /* where the last prefix pair ends: a leader */
+	struct dinsn pcur;     /* the previous instruction's record */
 	bool prev_inner = false;
 	uint32_t nb, one;
 	int err = 0;
 
 	sort__u64(a, n);
 	for (i = 0; i < n && !err; i++) {
-		struct dinsn cur = *decoder__get(&b->dec, a[i]), pcur;
-		const struct dinsn *di = &cur, *prev = NULL;
+		struct dinsn cur = *decoder__get(&b->dec, a[i]);
+		const struct dinsn *di = &cur, *prev = i ? &pcur : NULL;
 		bool leader, inner = false;
 		struct cfg_insn ci;
 
-		if (i) {
-			pcur = *decoder__get(&b->dec, a[i - 1]);
-			prev = &pcur;
-		}
-		leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_in, a[i], &one) ||
+		leader = i == 0 || a[i] == b->entry || addr_map__get(&b->jump_head, a[i], &one) ||
 			 addr_map__get(&b->roots, a[i], &one) || a[i] == pair_end ||
 			 ends_block(prev) || a[i - 1] + prev->size != a[i];
 		ci = (struct cfg_insn){ .addr = a[i], .size = di->size, .flow = di->flow,
@@ -871,6 +944,7 @@ static int assemble(struct builder *b, struct cfg_func *f)
 			fb.blocks.v[fb.blocks.n - 1].ninsns++;
 			fb.blocks.v[fb.blocks.n - 1].end = a[i] + di->size;
 		}
+		pcur = cur;
 	}
 	nb = (uint32_t)fb.blocks.n;
 	for (i = 0; i < nb && !err; i++)
@@ -1074,7 +1148,7 @@ static bool func_can_return(struct builder *b, const struct cfg_func *f, uint32_
 		uint32_t v = stack[--sp];
 		const struct cfg_block *bl = &f->blocks[v];
 		const struct cfg_insn *last = &f->insns[bl->first_insn + bl->ninsns - 1];
-		const struct dinsn *di = decoder__get(&b->dec, last->addr);
+		const struct dinsn *di = NULL;
 
 		for (i = 0; i < bl->nsucc; i++) {
 			const struct cfg_edge *e = &f->edges[f->succ[bl->first_succ + i]];
@@ -1088,6 +1162,8 @@ static bool func_can_return(struct builder *b, const struct cfg_func *f, uint32_
 					return true;
 				continue;
 			case EDGE_CALL_RETURN:
+				if (!di)
+					di = decoder__get(&b->dec, last->addr);
 				if (di && di->flow == INSN_CALL &&
 				    !callee_returns(b, di->target, false, false))
 					continue;
@@ -1548,11 +1624,11 @@ static void free_builder(struct builder *b)
 	decoder__close(&b->dec);
 	addr_map__free(&b->status);
 	addr_map__free(&b->func_index);
+	addr_map__free(&b->ext_ret);
+	addr_map__free(&b->slot_ret);
 	addr_map__free(&b->visited);
 	addr_map__free(&b->ft_pred);
 	addr_map__free(&b->ft_alt);
-	addr_map__free(&b->jump_in);
-	addr_map__free(&b->jump_src);
 	addr_map__free(&b->jump_head);
 	addr_map__free(&b->roots);
 	addr_map__free(&b->eh_of);
@@ -1585,8 +1661,11 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 	memset(prog, 0, sizeof(*prog));
 	prog->img = img;
 	err = symbols__load(&prog->syms, img);
-	if (err)
+	if (err) {
+		if (opts && opts->ninsns && opts->release)
+			opts->release(opts->release_ctx);
 		return err;
+	}
 	prog->stats.t_symbols = now() - t0;
 	b.prog = prog;
 	b.img = img;
@@ -1595,12 +1674,16 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 				    .table_limit = table_limit, .in_function = in_function,
 				    .ctx = &b };
 	b.syms = &prog->syms;
+	find_plt(&b);
 	err = decoder__open(&b.dec, img);
 	if (!err && opts && opts->ninsns) {
-		err = decoder__preload(&b.dec, opts->insns, opts->ninsns, opts->taken, opts->ntaken);
+		err = decoder__preload(&b.dec, opts->insns, opts->ninsns, opts->taken, opts->ntaken,
+				       opts->release, opts->release_ctx);
 		if (err == -EINVAL)
 			cfg_error(EINVAL, "'%s': the decoding given is not this image's", img->path);
 	}
+	if (err && opts && opts->ninsns && opts->release)
+		opts->release(opts->release_ctx); /* not lent after all */
 	if (!err)
 		err = load_callsites(&b);
 	for (i = 0; !err && i < prog->syms.nfuncs; i++) {

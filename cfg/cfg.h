@@ -252,6 +252,13 @@ struct cfg_options {
 	size_t ninsns;
 	const uint64_t *taken;
 	size_t ntaken;
+	/* NULL: the build copies insns and taken. Else they are lent to the program, read in
+	 * place: they must stay valid and unchanged until the build calls RELEASE(RELEASE_CTX),
+	 * which it does exactly once (when ninsns is not 0): when the program no longer reads
+	 * them (cfg_program__free, cfg_program__drop_decoding, or the decoding grew), or before
+	 * cfg_program__build returns an error. */
+	void (*release)(void *ctx);
+	void *release_ctx;
 	/* Called after each function built, with how many are built and how many are known so
 	 * far (calls found reveal more), or NULL. */
 	void (*progress)(void *ctx, size_t built, size_t known);

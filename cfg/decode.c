@@ -49,8 +49,12 @@ void decoder__close(struct decoder *d)
 		cs_free(d->scratch, 1);
 	if (d->cs)
 		cs_close(&d->cs);
-	free(d->insns);
-	free(d->taken);
+	if (d->release) {
+		d->release(d->release_ctx);
+	} else {
+		free(d->insns);
+		free(d->taken);
+	}
 	if (d->chunks) {
 		for (size_t k = 0; k < d->nsecs; k++) {
 			for (size_t c = 0; d->chunks[k] && c < d->nchunks[k]; c++)
@@ -231,11 +235,10 @@ static bool is_string_insn(unsigned id)
 	}
 }
 
-/* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
-static uint32_t *slot_of(struct decoder *d, uint64_t addr)
+/* The executable section of ADDR, or NULL when ADDR is outside every executable section. */
+static const struct elf_section *section_of(struct decoder *d, uint64_t addr)
 {
 	const struct elf_section *s = d->last_sec;
-	size_t k, off, c;
 
 	/* Lookups come in runs within one section: try the last one first (when no two
 	 * sections overlap, it is the one the search would find). */
@@ -245,6 +248,17 @@ static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 			return NULL;
 		d->last_sec = s;
 	}
+	return s;
+}
+
+/* The cache slot of ADDR, or NULL when ADDR is outside every executable section. */
+static uint32_t *slot_of(struct decoder *d, uint64_t addr)
+{
+	const struct elf_section *s = section_of(d, addr);
+	size_t k, off, c;
+
+	if (!s)
+		return NULL;
 	k = (size_t)(s - d->img->secs);
 	off = (size_t)(addr - s->addr);
 	c = off / 4096;
@@ -259,6 +273,32 @@ static uint32_t *slot_of(struct decoder *d, uint64_t addr)
 			return NULL;
 	}
 	return &d->chunks[k][c][off % 4096];
+}
+
+/* Makes D's arrays its own when they are lent (decoder__preload), before they grow: copies
+ * them, then lets the lender have them back. Returns 0 or -ENOMEM. */
+static int own_records(struct decoder *d)
+{
+	struct dinsn *insns;
+	uint64_t *taken;
+
+	if (!d->release)
+		return 0;
+	insns = malloc((d->cap ? d->cap : 1) * sizeof(*insns));
+	taken = malloc((d->taken_cap ? d->taken_cap : 1) * sizeof(*taken));
+	if (!insns || !taken) {
+		free(insns);
+		free(taken);
+		return -ENOMEM;
+	}
+	memcpy(insns, d->insns, d->n * sizeof(*insns));
+	memcpy(taken, d->taken, d->ntaken * sizeof(*taken));
+	d->insns = insns;
+	d->taken = taken;
+	d->release(d->release_ctx);
+	d->release = NULL;
+	d->release_ctx = NULL;
+	return 0;
 }
 
 /* The facts of IN the analyses after the build use (see struct dinsn). Returns 0 or
@@ -280,7 +320,7 @@ static int keep_facts(struct decoder *d, struct dinsn *di, const cs_insn *in)
 		return 0;
 	if (d->ntaken + n > d->taken_cap) {
 		size_t cap = d->taken_cap ? 2 * d->taken_cap : 1024;
-		uint64_t *v = realloc(d->taken, cap * sizeof(*v));
+		uint64_t *v = own_records(d) ? NULL : realloc(d->taken, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -311,7 +351,7 @@ long decoder__index(struct decoder *d, uint64_t addr)
 	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? 2 * d->cap : 4096;
-		struct dinsn *ni = realloc(d->insns, cap * sizeof(*ni));
+		struct dinsn *ni = own_records(d) ? NULL : realloc(d->insns, cap * sizeof(*ni));
 
 		if (!ni)
 			return -1;
@@ -363,32 +403,17 @@ static void forget(struct decoder *d)
 }
 
 int decoder__preload(struct decoder *d, const struct dinsn *insns, size_t n,
-		     const uint64_t *taken, size_t ntaken)
+		     const uint64_t *taken, size_t ntaken, void (*release)(void *ctx), void *ctx)
 {
 	if (d->n || d->ntaken || n >= UINT32_MAX - 1 || ntaken > UINT32_MAX)
 		return -EINVAL;
-	d->insns = malloc((n ? n : 1) * sizeof(*d->insns));
-	d->taken = malloc((ntaken ? ntaken : 1) * sizeof(*d->taken));
-	if (!d->insns || !d->taken) {
-		free(d->insns);
-		free(d->taken);
-		d->insns = NULL;
-		d->taken = NULL;
-		return -ENOMEM;
-	}
-	d->cap = n ? n : 1;
-	d->taken_cap = ntaken ? ntaken : 1;
-	memcpy(d->insns, insns, n * sizeof(*insns));
-	memcpy(d->taken, taken, ntaken * sizeof(*taken));
-	d->ntaken = ntaken;
 	for (size_t i = 0; i < n; i++) {
 		const struct dinsn *di = &insns[i];
-		const struct elf_section *s;
+		const struct elf_section *s = section_of(d, di->addr);
 		uint32_t *slot;
 
-		s = elf_image__section_at(d->img, di->addr);
-		if (!di->size || di->size > 15 || di->flow > INSN_SYSCALL || !s || !s->exec ||
-		    !s->data || di->addr + di->size - s->addr > s->size ||
+		if (!di->size || di->size > 15 || di->flow > INSN_SYSCALL || !s ||
+		    di->addr + di->size - s->addr > s->size ||
 		    (uint64_t)di->taken + di->ntaken > ntaken)
 			goto bad;
 		slot = slot_of(d, di->addr);
@@ -400,6 +425,29 @@ int decoder__preload(struct decoder *d, const struct dinsn *insns, size_t n,
 			goto bad;
 		*slot = (uint32_t)++d->n;
 	}
+	d->cap = n;
+	d->taken_cap = ntaken;
+	d->ntaken = ntaken;
+	if (release) {
+		d->insns = (struct dinsn *)insns;
+		d->taken = (uint64_t *)taken;
+		d->release = release;
+		d->release_ctx = ctx;
+		return 0;
+	}
+	d->insns = malloc((n ? n : 1) * sizeof(*d->insns));
+	d->taken = malloc((ntaken ? ntaken : 1) * sizeof(*d->taken));
+	if (!d->insns || !d->taken) {
+		free(d->insns);
+		free(d->taken);
+		d->insns = NULL;
+		d->taken = NULL;
+		d->cap = d->taken_cap = 0;
+		forget(d);
+		return -ENOMEM;
+	}
+	memcpy(d->insns, insns, n * sizeof(*insns));
+	memcpy(d->taken, taken, ntaken * sizeof(*taken));
 	return 0;
 bad:
 	forget(d);

@@ -54,6 +54,11 @@ struct decoder {
 	uint64_t *taken;    /* see dinsn.taken */
 	size_t ntaken, taken_cap;
 	uint64_t ndecoded;   /* by capstone (not preloaded) */
+	/* Set while insns and taken are the preloaded arrays, lent (decoder__preload): called
+	 * with release_ctx once they are no longer used (copied on the first growth, or at
+	 * close). */
+	void (*release)(void *ctx);
+	void *release_ctx;
 };
 
 /* Opens capstone for x86-64 with detail on. Returns 0 or a negative errno (message set). */
@@ -81,9 +86,11 @@ void decoder__records(const struct decoder *d, const struct dinsn **insns, size_
  * their later lookups decode nothing, and D->ndecoded stays 0. Returns 0; -EINVAL when a
  * record cannot be one of this image's (outside its executable sections, a size of 0 or over
  * 15, an unknown flow, a taken index past NTAKEN, an address given twice), D left empty;
- * -ENOMEM. */
+ * -ENOMEM. With RELEASE (else NULL), the arrays are lent, not copied: D reads them in place
+ * (they must stay valid and unchanged) and calls RELEASE(CTX) once it no longer does, at
+ * decoder__close at the latest; on failure they are not taken (RELEASE is not called). */
 int decoder__preload(struct decoder *d, const struct dinsn *insns, size_t n,
-		     const uint64_t *taken, size_t ntaken);
+		     const uint64_t *taken, size_t ntaken, void (*release)(void *ctx), void *ctx);
 
 /* Decodes ADDR with full capstone detail into the decoder's scratch instruction, for the
  * analyses that need operands (jump tables). Returns NULL as decoder__get does. Never

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -99,39 +100,44 @@ static int cache_path(const struct elf_image *img, char *path, size_t len,
 	return xdg__path(path, len, "XDG_CACHE_HOME", ".cache", name) ? -1 : 0;
 }
 
-/* Reads the whole of PATH into *BUF (*SIZE bytes). 0 or -1. */
-static int read_file(const char *path, void **buf, size_t *size)
+/* A cache file mapped (map_file), lent to the program it preloads. */
+struct mapping {
+	void *map;
+	size_t size;
+};
+
+/* Maps the whole of PATH read-only and populated into *M: its records are read in place, with
+ * no copy (cache files are replaced by rename, never rewritten in place). 0 or -1. */
+static int map_file(const char *path, struct mapping *m)
 {
 	struct stat st;
-	size_t got = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	*buf = NULL;
+	m->map = NULL;
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct cache_header))
-		goto fail;
-	*size = (size_t)st.st_size;
-	*buf = malloc(*size);
-	if (!*buf)
-		goto fail;
-	while (got < *size) {
-		ssize_t r = read(fd, (char *)*buf + got, *size - got);
-
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			goto fail;
-		}
-		got += (size_t)r;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(struct cache_header)) {
+		close(fd);
+		return -1;
 	}
+	m->size = (size_t)st.st_size;
+	m->map = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	close(fd);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		return -1;
+	}
 	return 0;
-fail:
-	free(*buf);
-	*buf = NULL;
-	close(fd);
-	return -1;
+}
+
+/* cfg_options.release for a mapping: the program no longer reads it. */
+static void unmap(void *ctx)
+{
+	struct mapping *m = ctx;
+
+	munmap(m->map, m->size);
+	free(m);
 }
 
 /* Whether BUF (SIZE bytes) is a whole cache file for HASH written by TOOL: the header's
@@ -165,36 +171,42 @@ int decode_cache__build(struct cfg_program *prog, struct elf_image *img, bool sa
 	XXH128_canonical_t hash;
 	struct tool_id tool;
 	struct cfg_options opts = { .progress = progress, .progress_ctx = ctx };
-	void *buf = NULL;
-	size_t size = 0;
+	struct mapping *m = malloc(sizeof(*m));
 	int err;
 
-	if (cache_path(img, path, sizeof(path), &hash, &tool) || read_file(path, &buf, &size)) {
+	if (!m || cache_path(img, path, sizeof(path), &hash, &tool) || map_file(path, m)) {
+		free(m);
 		err = cfg_program__build(prog, img, &opts);
 		if (!err && save)
 			decode_cache__save(img, prog);
 		return err;
 	}
-	if (valid(path, buf, size, &hash, &tool)) {
-		const struct cache_header *h = buf;
+	if (valid(path, m->map, m->size, &hash, &tool) &&
+	    ((const struct cache_header *)m->map)->n) {
+		const struct cache_header *h = m->map;
 
 		opts.insns = (const struct dinsn *)(h + 1);
 		opts.ninsns = h->n;
 		opts.taken = (const uint64_t *)(opts.insns + h->n);
 		opts.ntaken = h->ntaken;
+		/* The program reads the records in place and unmaps them when done. */
+		opts.release = unmap;
+		opts.release_ctx = m;
+	} else {
+		unmap(m);
 	}
 	err = cfg_program__build(prog, img, &opts);
 	if (err == -EINVAL && opts.ninsns) {
 		pr_debug("'%s': not used: its records are not this binary's", path);
 		unlink(path);
 		opts.ninsns = 0;
+		opts.release = NULL;
 		err = cfg_program__build(prog, img, &opts);
 	}
 	if (!err && opts.ninsns) {
 		pr_debug("'%s': %zu decoded instructions from '%s'", img->path, opts.ninsns, path);
 		utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
 	}
-	free(buf);
 	if (!err && save)
 		decode_cache__save(img, prog);
 	return err;
