@@ -3,7 +3,9 @@
  * kind of site, a maximum spanning tree (Kruskal, seeded with EXIT->root and with every edge
  * no site can measure), and sites for the chords: a branch site per conditional jump with a
  * chord, else the cheaper of a block site and an entry site. Sites are unique per address;
- * counters are shared where two chords are measured by the same block count.
+ * counters are shared where two chords are measured by the same block count. A plan made
+ * again after some instructions' classes changed plans only the functions that need it, with
+ * the edge weights they were planned with, and renumbers the others' counters.
  */
 #include "placement.h"
 #include "cfg/dominators.h"
@@ -36,6 +38,11 @@ struct planner {
 	uint64_t *addr_keys;
 	uint32_t *addr_vals;
 	size_t addr_cap, addr_n;
+	/* placement__replan: the plan made before (sites sorted by address) and, per function,
+	 * whether the new plan keeps its sites (set once the function's turn came). Their
+	 * addresses are planned too; the table above holds the sites planned again only. */
+	const struct placement *base;
+	const bool *kept;
 };
 
 static size_t hash_slot(uint64_t k, size_t cap)
@@ -46,16 +53,34 @@ static size_t hash_slot(uint64_t k, size_t cap)
 	return (size_t)k & (cap - 1);
 }
 
-static uint32_t site_lookup(const struct planner *p, uint64_t addr)
+/* BASE's site at ADDR, or NULL. */
+static const struct probe_site *base_site(const struct placement *base, uint64_t addr)
 {
+	size_t lo = 0, hi = base->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (base->sites[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < base->nsites && base->sites[lo].addr == addr ? &base->sites[lo] : NULL;
+}
+
+/* Whether a site is planned at ADDR so far. */
+static bool site_lookup(const struct planner *p, uint64_t addr)
+{
+	const struct probe_site *b;
 	size_t s;
 
-	if (!p->addr_cap)
-		return 0;
-	for (s = hash_slot(addr, p->addr_cap); p->addr_vals[s]; s = (s + 1) & (p->addr_cap - 1))
-		if (p->addr_keys[s] == addr)
-			return p->addr_vals[s];
-	return 0;
+	if (p->addr_cap)
+		for (s = hash_slot(addr, p->addr_cap); p->addr_vals[s];
+		     s = (s + 1) & (p->addr_cap - 1))
+			if (p->addr_keys[s] == addr)
+				return true;
+	return p->base && (b = base_site(p->base, addr)) && p->kept[b->func];
 }
 
 static int site_remember(struct planner *p, uint64_t addr, uint32_t val)
@@ -422,7 +447,8 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	bool *split = NULL;
 	long *bins = NULL;
 	struct keyed_edge *ke = NULL;
-	double *w = malloc((ne + 1) * sizeof(*w)), *cost = malloc((ne + 1) * sizeof(*cost));
+	double *w = fp->weights ? fp->weights : malloc((ne + 1) * sizeof(*w));
+	double *cost = malloc((ne + 1) * sizeof(*cost));
 	struct edge_pay *pay = malloc((ne + 1) * sizeof(*pay));
 	struct cfg_domtree dom = { 0 };
 	struct cfg_loops lp = { 0 };
@@ -447,7 +473,8 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		split[ps[e].block] = true;
 		outv[ps[e].block] = nv + e;
 	}
-	if (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w)) {
+	if (!fp->weights &&
+	    (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w))) {
 		err = cfg_dom__compute(&dom, f);
 		if (!err)
 			err = cfg_loops__compute(&lp, f, &dom);
@@ -456,6 +483,7 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		if (err)
 			goto out;
 	}
+	fp->weights = w; /* the function's, whatever its plan (placement__replan's too) */
 	for (e = 0; e < ne; e++) {
 		pay[e] = edge_pay(f, e, w, c, split);
 		cost[e] = pay_min(&pay[e]);
@@ -593,7 +621,8 @@ out:
 	free(outv);
 	free(split);
 	free(bins);
-	free(w);
+	if (w != fp->weights)
+		free(w);
 	free(cost);
 	free(pay);
 	free(ke);
@@ -632,269 +661,102 @@ static bool blocks_overlap(const struct cfg_func *f)
 	return !cfg_func__blocks_ok(f);
 }
 
-/* What a new plan takes from an old one (placement__replan): per function of OLD, its sites
- * (indices into old->sites, grouped by function), its counters (a contiguous range: a
- * function's counters are pushed together) and its indirect sites' ordinals (contiguous too). */
-struct old_plan {
-	const struct placement *pl;
-	const bool *redo;
-	uint32_t *site_first, *sites; /* sites[site_first[fi] .. site_first[fi + 1]) */
-	uint32_t *counter_first;      /* the lowest counter of fi (UINT32_MAX: none) */
-	uint32_t *ordinal_first;      /* the lowest ordinal of fi (UINT32_MAX: none) */
-};
-
-static void old_plan__free(struct old_plan *o)
-{
-	free(o->site_first);
-	free(o->sites);
-	free(o->counter_first);
-	free(o->ordinal_first);
-}
-
-static int old_plan__index(struct old_plan *o, const struct placement *pl, const bool *redo)
-{
-	size_t nf = pl->nfuncs;
-
-	o->pl = pl;
-	o->redo = redo;
-	o->site_first = calloc(nf + 2, sizeof(*o->site_first));
-	o->sites = malloc((pl->nsites + 1) * sizeof(*o->sites));
-	o->counter_first = malloc((nf + 1) * sizeof(*o->counter_first));
-	o->ordinal_first = malloc((nf + 1) * sizeof(*o->ordinal_first));
-	if (!o->site_first || !o->sites || !o->counter_first || !o->ordinal_first)
-		return -ENOMEM;
-	for (size_t i = 0; i < nf; i++)
-		o->counter_first[i] = o->ordinal_first[i] = UINT32_MAX;
-	for (size_t i = 0; i < pl->nsites; i++) {
-		const struct probe_site *s = &pl->sites[i];
-
-		if (s->func >= nf)
-			return -EINVAL;
-		o->site_first[s->func + 2]++;
-		if (s->counter < o->counter_first[s->func])
-			o->counter_first[s->func] = s->counter;
-		if (s->kind == SITE_INDIRECT && s->ordinal < o->ordinal_first[s->func])
-			o->ordinal_first[s->func] = s->ordinal;
-	}
-	for (size_t i = 0; i < nf; i++)
-		o->site_first[i + 2] += o->site_first[i + 1];
-	for (size_t i = 0; i < pl->nsites; i++)
-		o->sites[o->site_first[pl->sites[i].func + 1]++] = (uint32_t)i;
-	return 0;
-}
-
-/* Takes function FI's plan from the old plan O into P and FP, its counters and ordinals
- * renumbered as a plan made again would number them. Returns 0, 1 when it must be planned
- * again after all (one of its sites is now another function's), or -ENOMEM. */
-static int copy_func(struct planner *p, const struct old_plan *o, size_t fi, struct func_plan *fp)
+/* Plans function FI into FP (zeroed but for its weights, which it plans with when set):
+ * allocates FP's arrays. Returns 0 or -ENOMEM, -EINVAL. */
+static int plan_func(struct planner *p, size_t fi, struct func_plan *fp)
 {
 	const struct cfg_func *f = &p->prog->funcs[fi];
-	const struct func_plan *ofp = &o->pl->funcs[fi];
-	uint32_t s0 = o->site_first[fi], s1 = o->site_first[fi + 1];
-	uint32_t c0 = o->counter_first[fi], nc = 0, cdelta, odelta;
+	const struct placement_options *opt = p->opt;
+	size_t ns = p->sites.n, nc = p->counters.n;
 	int err = 0;
 
-	for (uint32_t k = s0; k < s1; k++) {
-		const struct probe_site *s = &o->pl->sites[o->sites[k]];
-		uint32_t end = s->kind == SITE_INDIRECT ? s->counter + s->counter2
-			       : s->counter2 != PLACEMENT_NO_COUNTER && s->counter2 > s->counter
-				   ? s->counter2 + 1
-				   : s->counter + 1;
-
-		if (site_lookup(p, s->addr))
-			return 1;
-		if (end - c0 > nc)
-			nc = end - c0;
+	fp->in_tree = calloc(f->nedges + 1, sizeof(*fp->in_tree));
+	fp->edge_counter = malloc((f->nedges + 1) * sizeof(*fp->edge_counter));
+	fp->block_counter = malloc((f->nblocks + 1) * sizeof(*fp->block_counter));
+	if (!fp->in_tree || !fp->edge_counter || !fp->block_counter)
+		return -ENOMEM;
+	rollback(p, fp, f, ns, nc);
+	if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
+		fp->status = PLAN_EXCLUDED;
+		fp->reason = f->nblocks ? "not selected" : "no code";
+		return 0;
 	}
-	cdelta = (uint32_t)p->counters.n - (s0 < s1 ? c0 : 0);
-	odelta = p->nindirect - (o->ordinal_first[fi] == UINT32_MAX ? 0 : o->ordinal_first[fi]);
-	for (uint32_t c = 0; c < nc && !err; c++) {
-		const struct counter_def *cd = &o->pl->counters[c0 + c];
-		uint32_t idx;
-
-		err = push_counter(p, cd->func, cd->what, cd->id, 0, &idx);
+	if (blocks_overlap(f)) {
+		/* A probe on one decoding would sit inside an instruction of the other. */
+		fp->status = PLAN_EXCLUDED;
+		fp->reason = "overlapping instructions";
+		return 0;
 	}
-	for (uint32_t k = s0; k < s1 && !err; k++) {
-		struct probe_site s = o->pl->sites[o->sites[k]];
-
-		s.counter += cdelta;
-		if (s.kind == SITE_INDIRECT) {
-			s.ordinal += odelta;
-			if (s.ordinal + 1 > p->nindirect)
-				p->nindirect = s.ordinal + 1;
-		} else if (s.counter2 != PLACEMENT_NO_COUNTER) {
-			s.counter2 += cdelta;
+	if (opt->mode == PLACEMENT_NAIVE) {
+		fp->status = PLAN_NAIVE;
+		fp->reason = "naive placement requested";
+	} else if (f->flags & CFG_FUNC_UNRESOLVED) {
+		fp->status = PLAN_NAIVE;
+		fp->reason = "unresolved indirect jump: block counts only";
+	} else if (f->flags & CFG_FUNC_BAD_CODE) {
+		fp->status = PLAN_NAIVE;
+		fp->reason = "undecodable code: block counts only";
+	} else if (f->flags & CFG_FUNC_RUNS_OFF) {
+		fp->status = PLAN_NAIVE;
+		fp->reason = "control runs past the function's end into other code: block "
+			     "counts only";
+	} else if (f->flags & CFG_FUNC_FOREIGN_ENTRY) {
+		/* Flow enters from another function's code at blocks that also have entries of
+		 * their own: no probe tells those entries apart (propagation takes them as
+		 * unknowns, cfg_func.foreign). */
+		fp->status = PLAN_NAIVE;
+		fp->reason = "another function runs into its code: block counts only";
+	} else {
+		fp->status = PLAN_CHORDS;
+		err = plan_chords(p, fi, fp);
+		if (err == 1) {
+			rollback(p, fp, f, ns, nc);
+			fp->status = PLAN_NAIVE;
+			fp->reason = "edges no probe site can measure form a cycle: block counts only";
+			err = 0;
 		}
-		err = push_site(p, &s);
 	}
-	if (err)
-		return err;
-	fp->status = ofp->status;
-	fp->reason = ofp->reason;
-	fp->nchords = ofp->nchords;
-	fp->est_cost = ofp->est_cost;
-	fp->pseudo = ofp->pseudo;
-	fp->npseudo = ofp->npseudo;
-	memcpy(fp->in_tree, ofp->in_tree, (f->nedges + 1) * sizeof(*fp->in_tree));
-	for (uint32_t e = 0; e <= f->nedges; e++)
-		fp->edge_counter[e] = ofp->edge_counter[e] == PLACEMENT_NO_COUNTER
-					  ? PLACEMENT_NO_COUNTER
-					  : ofp->edge_counter[e] + cdelta;
-	for (uint32_t b = 0; b < f->nblocks; b++)
-		fp->block_counter[b] = ofp->block_counter[b] == PLACEMENT_NO_COUNTER
-					   ? PLACEMENT_NO_COUNTER
-					   : ofp->block_counter[b] + cdelta;
-	return 0;
-}
-
-static int plan(struct placement *pl, const struct cfg_program *prog,
-		const struct placement_options *opt, const struct old_plan *old);
-
-int placement__plan(struct placement *pl, const struct cfg_program *prog,
-		    const struct placement_options *opt)
-{
-	return plan(pl, prog, opt, NULL);
-}
-
-int placement__replan(struct placement *pl, const struct cfg_program *prog,
-		      const struct placement_options *opt, const struct placement *old,
-		      const bool *redo)
-{
-	struct old_plan o = {0};
-	int err;
-
-	if (old->nfuncs != prog->nfuncs)
-		return placement__plan(pl, prog, opt);
-	err = old_plan__index(&o, old, redo);
-	if (!err)
-		err = plan(pl, prog, opt, &o);
-	old_plan__free(&o);
+	if (!err && fp->status == PLAN_NAIVE)
+		err = plan_naive(p, fi, fp);
+	if (!err && fp->status == PLAN_NAIVE && opt->longjmp && opt->longjmp->active) {
+		/* Block counters everywhere: the pseudo-edges are unknowns of propagation only
+		 * (they cost no chord). */
+		fp->pseudo = &opt->longjmp->v[opt->longjmp->first[fi]];
+		fp->npseudo = opt->longjmp->first[fi + 1] - opt->longjmp->first[fi];
+	}
+	if (err == -EEXIST) {
+		/* Another function already probes one of these instructions. */
+		rollback(p, fp, f, ns, nc);
+		fp->status = PLAN_EXCLUDED;
+		fp->reason = "code shared with another function";
+		err = 0;
+	}
 	return err;
 }
 
-static int plan(struct placement *pl, const struct cfg_program *prog,
-		const struct placement_options *opt, const struct old_plan *old)
+/* Points each counter of PL at its site's index. */
+static void point_counters(struct placement *pl)
 {
-	struct planner p = { .prog = prog, .opt = opt };
-	size_t fi, i;
-	int err = 0;
-
-	memset(pl, 0, sizeof(*pl));
-	pl->mode = opt->mode;
-	pl->nfuncs = prog->nfuncs;
-	pl->funcs = calloc(prog->nfuncs ? prog->nfuncs : 1, sizeof(*pl->funcs));
-	if (!pl->funcs)
-		return -ENOMEM;
-	for (fi = 0; fi < prog->nfuncs && !err; fi++) {
-		const struct cfg_func *f = &prog->funcs[fi];
-		struct func_plan *fp = &pl->funcs[fi];
-		size_t ns = p.sites.n, nc = p.counters.n;
-
-		fp->in_tree = calloc(f->nedges + 1, sizeof(*fp->in_tree));
-		fp->edge_counter = malloc((f->nedges + 1) * sizeof(*fp->edge_counter));
-		fp->block_counter = malloc((f->nblocks + 1) * sizeof(*fp->block_counter));
-		if (!fp->in_tree || !fp->edge_counter || !fp->block_counter) {
-			err = -ENOMEM;
-			break;
-		}
-		rollback(&p, fp, f, ns, nc);
-		/* Taken as it was when nothing it depends on changed: its own instructions'
-		 * classes (the caller's REDO) and the sites of the functions before it (one
-		 * excluded for sharing code with them is planned again). */
-		if (old && !old->redo[fi] &&
-		    !(old->pl->funcs[fi].status == PLAN_EXCLUDED && old->pl->funcs[fi].reason &&
-		      strcmp(old->pl->funcs[fi].reason, "code shared with another function") ==
-			  0)) {
-			err = copy_func(&p, old, fi, fp);
-			if (err <= 0)
-				continue;
-			rollback(&p, fp, f, ns, nc);
-			err = 0;
-		}
-		if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
-			fp->status = PLAN_EXCLUDED;
-			fp->reason = f->nblocks ? "not selected" : "no code";
-			continue;
-		}
-		if (blocks_overlap(f)) {
-			/* A probe on one decoding would sit inside an instruction of the other. */
-			fp->status = PLAN_EXCLUDED;
-			fp->reason = "overlapping instructions";
-			continue;
-		}
-		if (opt->mode == PLACEMENT_NAIVE) {
-			fp->status = PLAN_NAIVE;
-			fp->reason = "naive placement requested";
-		} else if (f->flags & CFG_FUNC_UNRESOLVED) {
-			fp->status = PLAN_NAIVE;
-			fp->reason = "unresolved indirect jump: block counts only";
-		} else if (f->flags & CFG_FUNC_BAD_CODE) {
-			fp->status = PLAN_NAIVE;
-			fp->reason = "undecodable code: block counts only";
-		} else if (f->flags & CFG_FUNC_RUNS_OFF) {
-			fp->status = PLAN_NAIVE;
-			fp->reason = "control runs past the function's end into other code: block "
-				     "counts only";
-		} else if (f->flags & CFG_FUNC_FOREIGN_ENTRY) {
-			/* Flow enters from another function's code at blocks that also have
-			 * entries of their own: no probe tells those entries apart (propagation
-			 * takes them as unknowns, cfg_func.foreign). */
-			fp->status = PLAN_NAIVE;
-			fp->reason = "another function runs into its code: block counts only";
-		} else {
-			fp->status = PLAN_CHORDS;
-			err = plan_chords(&p, fi, fp);
-			if (err == 1) {
-				rollback(&p, fp, f, ns, nc);
-				fp->status = PLAN_NAIVE;
-				fp->reason = "edges no probe site can measure form a cycle: block counts only";
-				err = 0;
-			}
-		}
-		if (!err && fp->status == PLAN_NAIVE)
-			err = plan_naive(&p, fi, fp);
-		if (!err && fp->status == PLAN_NAIVE && opt->longjmp && opt->longjmp->active) {
-			/* Block counters everywhere: the pseudo-edges are unknowns of propagation
-			 * only (they cost no chord). */
-			fp->pseudo = &opt->longjmp->v[opt->longjmp->first[fi]];
-			fp->npseudo = opt->longjmp->first[fi + 1] - opt->longjmp->first[fi];
-		}
-		if (err == -EEXIST) {
-			/* Another function already probes one of these instructions. */
-			rollback(&p, fp, f, ns, nc);
-			fp->status = PLAN_EXCLUDED;
-			fp->reason = "code shared with another function";
-			err = 0;
-		}
-	}
-	free(p.addr_keys);
-	free(p.addr_vals);
-	if (err) {
-		free(p.sites.v);
-		free(p.counters.v);
-		placement__free(pl);
-		return err;
-	}
-	/* Sites sorted by address; then each counter points at its site's new index. */
-	if (p.sites.n)
-		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
-	for (i = 0; i < p.sites.n; i++) {
-		const struct probe_site *ps = &p.sites.v[i];
+	for (size_t i = 0; i < pl->nsites; i++) {
+		const struct probe_site *ps = &pl->sites[i];
 
 		if (ps->kind == SITE_INDIRECT) {
 			for (uint32_t k = 0; k < ps->counter2; k++)
-				p.counters.v[ps->counter + k].site = (uint32_t)i;
+				pl->counters[ps->counter + k].site = (uint32_t)i;
 			continue;
 		}
-		p.counters.v[ps->counter].site = (uint32_t)i;
+		pl->counters[ps->counter].site = (uint32_t)i;
 		if (ps->counter2 != PLACEMENT_NO_COUNTER)
-			p.counters.v[ps->counter2].site = (uint32_t)i;
+			pl->counters[ps->counter2].site = (uint32_t)i;
 	}
-	pl->sites = p.sites.v;
-	pl->nsites = p.sites.n;
-	pl->counters = p.counters.v;
-	pl->ncounters = (uint32_t)p.counters.n;
-	for (fi = 0; fi < pl->nfuncs; fi++) {
+}
+
+/* PL's totals from its functions' plans. */
+static void sum_up(struct placement *pl)
+{
+	pl->est_cost = 0;
+	pl->nchord_funcs = pl->nnaive_funcs = pl->nexcluded_funcs = pl->npseudo = 0;
+	for (size_t fi = 0; fi < pl->nfuncs; fi++) {
 		pl->est_cost += pl->funcs[fi].est_cost;
 		pl->nchord_funcs += pl->funcs[fi].status == PLAN_CHORDS;
 		pl->nnaive_funcs += pl->funcs[fi].status == PLAN_NAIVE;
@@ -904,18 +766,272 @@ static int plan(struct placement *pl, const struct cfg_program *prog,
 		else if (pl->funcs[fi].status == PLAN_EXCLUDED)
 			pl->funcs[fi].npseudo = 0;
 	}
+}
+
+int placement__plan(struct placement *pl, const struct cfg_program *prog,
+		    const struct placement_options *opt)
+{
+	struct planner p = { .prog = prog, .opt = opt };
+	int err = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->mode = opt->mode;
+	pl->nfuncs = prog->nfuncs;
+	pl->funcs = calloc(prog->nfuncs ? prog->nfuncs : 1, sizeof(*pl->funcs));
+	if (!pl->funcs)
+		return -ENOMEM;
+	for (size_t fi = 0; fi < prog->nfuncs && !err; fi++)
+		err = plan_func(&p, fi, &pl->funcs[fi]);
+	free(p.addr_keys);
+	free(p.addr_vals);
+	if (err) {
+		free(p.sites.v);
+		free(p.counters.v);
+		placement__free(pl);
+		return err;
+	}
+	/* Sites sorted by address; then each counter points at its site's index. */
+	if (p.sites.n)
+		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
+	pl->sites = p.sites.v;
+	pl->nsites = p.sites.n;
+	pl->counters = p.counters.v;
+	pl->ncounters = (uint32_t)p.counters.n;
+	point_counters(pl);
+	sum_up(pl);
 	return 0;
+}
+
+/* A function in placement__replan: its counters [c0, c0 + nc) (a function's counters are
+ * pushed together) in the plan replaced when kept, else among those planned again, and what
+ * moves them (and a kept function's ordinals) to their place in the new plan. */
+struct replan_func {
+	uint32_t c0, nc;
+	uint32_t o0, o1; /* a kept function's ordinals: the lowest and the highest (o0 UINT32_MAX:
+			  * no indirect site) */
+	uint32_t cdelta, odelta;
+};
+
+/* Each function's counters and ordinals in PL into R. Returns 0 or -EINVAL. */
+static int replan_index(const struct placement *pl, struct replan_func *r)
+{
+	for (size_t fi = 0; fi < pl->nfuncs; fi++)
+		r[fi] = (struct replan_func){ .c0 = UINT32_MAX, .o0 = UINT32_MAX };
+	for (size_t i = 0; i < pl->nsites; i++) {
+		const struct probe_site *s = &pl->sites[i];
+		uint32_t end = s->kind == SITE_INDIRECT ? s->counter + s->counter2
+			       : s->counter2 != PLACEMENT_NO_COUNTER && s->counter2 > s->counter
+				   ? s->counter2 + 1
+				   : s->counter + 1;
+		struct replan_func *rf;
+
+		if (s->func >= pl->nfuncs)
+			return -EINVAL;
+		rf = &r[s->func];
+		if (s->counter < rf->c0)
+			rf->c0 = s->counter;
+		if (end > rf->nc)
+			rf->nc = end; /* the end, for now */
+		if (s->kind == SITE_INDIRECT && s->ordinal < rf->o0)
+			rf->o0 = s->ordinal;
+		if (s->kind == SITE_INDIRECT && s->ordinal > rf->o1)
+			rf->o1 = s->ordinal;
+	}
+	for (size_t fi = 0; fi < pl->nfuncs; fi++) {
+		if (r[fi].c0 == UINT32_MAX)
+			r[fi].c0 = 0;
+		else
+			r[fi].nc -= r[fi].c0;
+	}
+	return 0;
+}
+
+/* Moves site S by its function's R (KEPT: from the plan replaced, else planned again). */
+static void move_site(struct probe_site *s, const struct replan_func *r, bool kept)
+{
+	s->counter += r->cdelta;
+	if (s->kind == SITE_INDIRECT)
+		s->ordinal += kept ? r->odelta : 0;
+	else if (s->counter2 != PLACEMENT_NO_COUNTER)
+		s->counter2 += r->cdelta;
+}
+
+/* Moves the counters of function F's plan FP by DELTA. */
+static void move_func(struct func_plan *fp, const struct cfg_func *f, uint32_t delta)
+{
+	for (uint32_t e = 0; delta && e <= f->nedges; e++)
+		if (fp->edge_counter[e] != PLACEMENT_NO_COUNTER)
+			fp->edge_counter[e] += delta;
+	for (uint32_t b = 0; delta && b < f->nblocks; b++)
+		if (fp->block_counter[b] != PLACEMENT_NO_COUNTER)
+			fp->block_counter[b] += delta;
+}
+
+/* Frees the arrays of FP, not WEIGHTS (another plan's). */
+static void func_plan_free(struct func_plan *fp, const double *weights)
+{
+	free(fp->in_tree);
+	free(fp->edge_counter);
+	free(fp->block_counter);
+	if (fp->weights != weights)
+		free(fp->weights);
+}
+
+/* Whether function FI's plan in PL must be made again whatever else changed: one excluded
+ * for sharing code with a function before it may not share any more. */
+static bool shared_code(const struct placement *pl, size_t fi)
+{
+	const struct func_plan *fp = &pl->funcs[fi];
+
+	return fp->status == PLAN_EXCLUDED && fp->reason &&
+	       strcmp(fp->reason, "code shared with another function") == 0;
+}
+
+/* The new sites of placement__replan into SITES: PL's sites of the KEPT functions and P's
+ * (sorted) merged by address, each moved by its function's R. */
+static void merge_sites(struct probe_site *sites, const struct placement *pl, const bool *kept,
+			const struct planner *p, const struct replan_func *r)
+{
+	size_t i = 0, j = 0, n = 0;
+
+	for (;;) {
+		while (i < pl->nsites && !kept[pl->sites[i].func])
+			i++;
+		if (i < pl->nsites && (j == p->sites.n || pl->sites[i].addr < p->sites.v[j].addr)) {
+			sites[n] = pl->sites[i++];
+			move_site(&sites[n], &r[sites[n].func], true);
+		} else if (j < p->sites.n) {
+			sites[n] = p->sites.v[j++];
+			move_site(&sites[n], &r[sites[n].func], false);
+		} else {
+			break;
+		}
+		n++;
+	}
+}
+
+int placement__replan(struct placement *pl, const struct cfg_program *prog,
+		      const struct placement_options *opt, const bool *redo)
+{
+	struct planner p = { .prog = prog, .opt = opt, .base = pl };
+	size_t nf = pl->nfuncs, nsites = 0, fi;
+	struct replan_func *r;
+	struct func_plan *nfp; /* those planned again */
+	bool *kept, *clash;
+	struct probe_site *sites = NULL;
+	struct counter_def *counters = NULL;
+	uint32_t ncounters = 0;
+	int err = -ENOMEM;
+
+	if (nf != prog->nfuncs) {
+		struct placement fresh;
+
+		err = placement__plan(&fresh, prog, opt);
+		if (!err) {
+			placement__free(pl);
+			*pl = fresh;
+		}
+		return err;
+	}
+	r = calloc(nf + 1, sizeof(*r));
+	nfp = calloc(nf + 1, sizeof(*nfp));
+	kept = calloc(nf + 1, sizeof(*kept));
+	clash = calloc(nf + 1, sizeof(*clash));
+	p.kept = kept;
+	if (!r || !nfp || !kept || !clash || (err = replan_index(pl, r)))
+		goto out;
+	/* In function order, as placement__plan goes: a function keeps its plan unless its
+	 * instructions' classes changed (REDO), one planned again before it took one of its
+	 * sites' addresses (CLASH), or it shares code. Its counters and ordinals follow those
+	 * of the functions before it. */
+	for (fi = 0; fi < nf && !err; fi++) {
+		struct replan_func *rf = &r[fi];
+		size_t s0 = p.sites.n;
+
+		if (!redo[fi] && !clash[fi] && !shared_code(pl, fi)) {
+			kept[fi] = true;
+			rf->cdelta = ncounters - rf->c0;
+			ncounters += rf->nc;
+			if (rf->o0 != UINT32_MAX) {
+				rf->odelta = p.nindirect - rf->o0;
+				if (rf->o1 + rf->odelta + 1 > p.nindirect)
+					p.nindirect = rf->o1 + rf->odelta + 1;
+			}
+			continue;
+		}
+		nfp[fi].weights = pl->funcs[fi].weights;
+		rf->c0 = (uint32_t)p.counters.n;
+		err = plan_func(&p, fi, &nfp[fi]);
+		rf->nc = (uint32_t)p.counters.n - rf->c0;
+		rf->cdelta = ncounters - rf->c0;
+		ncounters += rf->nc;
+		for (size_t k = s0; k < p.sites.n; k++) {
+			const struct probe_site *b = base_site(pl, p.sites.v[k].addr);
+
+			if (b && b->func > fi)
+				clash[b->func] = true;
+		}
+	}
+	if (err)
+		goto out;
+	for (size_t i = 0; i < pl->nsites; i++)
+		nsites += kept[pl->sites[i].func];
+	nsites += p.sites.n;
+	sites = malloc((nsites + 1) * sizeof(*sites));
+	counters = malloc(((size_t)ncounters + 1) * sizeof(*counters));
+	if (!sites || !counters) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Nothing fails from here on: PL becomes the new plan. */
+	for (fi = 0; fi < nf; fi++)
+		if (r[fi].nc)
+			memcpy(counters + (uint32_t)(r[fi].c0 + r[fi].cdelta),
+			       (kept[fi] ? pl->counters : p.counters.v) + r[fi].c0,
+			       r[fi].nc * sizeof(*counters));
+	if (p.sites.n)
+		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
+	merge_sites(sites, pl, kept, &p, r);
+	for (fi = 0; fi < nf; fi++) {
+		if (!kept[fi]) {
+			func_plan_free(&pl->funcs[fi], nfp[fi].weights);
+			pl->funcs[fi] = nfp[fi];
+			nfp[fi] = (struct func_plan){ 0 };
+		}
+		move_func(&pl->funcs[fi], &prog->funcs[fi], r[fi].cdelta);
+	}
+	free(pl->sites);
+	free(pl->counters);
+	pl->sites = sites;
+	pl->nsites = nsites;
+	pl->counters = counters;
+	pl->ncounters = ncounters;
+	sites = NULL;
+	counters = NULL;
+	point_counters(pl);
+	sum_up(pl);
+out:
+	for (fi = 0; nfp && fi < nf; fi++)
+		func_plan_free(&nfp[fi], pl->funcs[fi].weights);
+	free(sites);
+	free(counters);
+	free(p.sites.v);
+	free(p.counters.v);
+	free(p.addr_keys);
+	free(p.addr_vals);
+	free(r);
+	free(nfp);
+	free(kept);
+	free(clash);
+	return err;
 }
 
 void placement__free(struct placement *pl)
 {
 	size_t i;
 
-	for (i = 0; i < pl->nfuncs; i++) {
-		free(pl->funcs[i].in_tree);
-		free(pl->funcs[i].edge_counter);
-		free(pl->funcs[i].block_counter);
-	}
+	for (i = 0; i < pl->nfuncs; i++)
+		func_plan_free(&pl->funcs[i], NULL);
 	free(pl->funcs);
 	free(pl->sites);
 	free(pl->counters);

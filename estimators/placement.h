@@ -99,6 +99,8 @@ struct func_plan {
 	 * them as unknowns only, PLAN_EXCLUDED none. */
 	const struct cfg_pseudo *pseudo;
 	uint32_t npseudo;
+	double *weights; /* PLAN_CHORDS: the edge weights [nedges + 1] it was planned with (kept
+			  * for placement__replan), else NULL or those of a plan given up */
 };
 
 enum placement_mode {
@@ -143,15 +145,15 @@ struct placement {
 int placement__plan(struct placement *pl, const struct cfg_program *prog,
 		    const struct placement_options *opt);
 
-/* Plans again after some instructions' classes changed: a plan as placement__plan would make
- * it now (the same but, at most, for the numbering of indirect sites' ordinals), made faster
- * from OLD (made with the same PROG and OPT before the change): a function
- * with REDO[fi] false (none of its instructions' classes changed) keeps OLD's plan, its
- * counters and ordinals renumbered, unless one of its sites is now another function's; the
- * others are planned again. PL must not be OLD. Returns 0 or -ENOMEM. */
+/* Plans again after some instructions' classes changed: PL, made by placement__plan (or
+ * this) with the same PROG and OPT before the change, becomes the plan placement__plan would
+ * make now, with the same numbering of counters and ordinals. Only the functions that need it
+ * are planned again: those with REDO[fi] (some of their instructions' classes changed), those
+ * one of whose sites a function planned again before them now takes, and those excluded for
+ * sharing code; the others keep their plans, their counters and ordinals renumbered. Returns
+ * 0, or -ENOMEM (PL unchanged). */
 int placement__replan(struct placement *pl, const struct cfg_program *prog,
-		      const struct placement_options *opt, const struct placement *old,
-		      const bool *redo);
+		      const struct placement_options *opt, const bool *redo);
 
 void placement__free(struct placement *pl);
 

@@ -29,9 +29,9 @@
 #include "user/proc/threads.h"
 #include "user/util/log.h"
 
-/* A window a check gave a site: the same site gets it again in the next check when no held
- * thread is avoided in either (a window depends on nothing else but the springboards given
- * out, checked again). */
+/* A window a check (or the reservation, patch_sites__reserve) gave a site: the same site gets
+ * it again in the next check when no held thread is avoided in either (a window depends on
+ * nothing else but the springboards given out, checked again). */
 struct win_memo {
 	uint64_t addr, start, sb;
 	uint32_t func;
@@ -402,6 +402,17 @@ static int patch_check(void *be, struct count_object *o, int pid, size_t *nrefus
 	return check_sites(be, o, pid, nrefused, NULL);
 }
 
+/* Keeps a window patch_sites__reserve saw as the next check's (CTX the patch_obj, its memo
+ * room for every site of the plan). */
+static void memo_seen(void *ctx, const struct probe_site *s, uint64_t start, uint8_t len,
+		      uint64_t sb)
+{
+	struct patch_obj *po = ctx;
+
+	po->memo[po->nmemo++] = (struct win_memo){
+	    .addr = s->addr, .start = start, .sb = sb, .func = s->func, .kind = s->kind, .len = len};
+}
+
 int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool *redo,
 			  size_t *nrefused)
 {
@@ -414,7 +425,12 @@ int patch_backend__settle(struct patch_backend *b, struct count_object *o, bool 
 		return 0;
 	po = &b->objs[o->index];
 	if (!po->reserved) {
-		err = patch_sites__reserve(po->ps, o->pl, redo, &ndropped);
+		/* The windows the reservation computes are those the check would. */
+		free(po->memo);
+		po->nmemo = 0;
+		po->memo = malloc((o->pl->nsites + 1) * sizeof(*po->memo));
+		err = po->memo ? patch_sites__reserve(po->ps, o->pl, redo, &ndropped, memo_seen, po)
+			       : -ENOMEM;
 		if (err) {
 			pr_err("out of memory");
 			return err;

@@ -220,21 +220,46 @@ static int reserve_one(struct patch_sites *ps, const struct patch_window *w, uin
 	return 1;
 }
 
+/* The window instruction K of F as a site of KIND (count or branch) would have with no held
+ * thread avoided (0 with *W), else -ENOENT. */
+static int insn_window(const struct patch_sites *ps, size_t fi, uint32_t k, uint8_t kind,
+		       struct patch_window *w)
+{
+	const struct cfg_insn *in = &ps->prog->funcs[fi].insns[k];
+
+	if (kind == SITE_COUNT)
+		return in->patch_count ? patch_analysis__count_window(&ps->pa, fi, k, NULL, 0, 0, w)
+				       : -ENOENT;
+	return in->patch_branch ? patch_analysis__branch_window(&ps->pa, fi, k, NULL, 0, w)
+				: -ENOENT;
+}
+
 /* The short window of instruction K of F as a site of KIND would have (0 with *W), else
  * -ENOENT (none, or not short). */
 static int short_window(const struct patch_sites *ps, size_t fi, uint32_t k, uint8_t kind,
 			struct patch_window *w)
 {
-	const struct cfg_insn *in = &ps->prog->funcs[fi].insns[k];
-	int err;
+	int err = insn_window(ps, fi, k, kind, w);
 
-	if (kind == SITE_COUNT)
-		err = in->patch_count ? patch_analysis__count_window(&ps->pa, fi, k, NULL, 0, 0, w)
-				      : -ENOENT;
-	else
-		err = in->patch_branch ? patch_analysis__branch_window(&ps->pa, fi, k, NULL, 0, w)
-				       : -ENOENT;
 	return err ? err : w->short_jump ? 0 : -ENOENT;
+}
+
+/* The instruction of PL's site S in its function F (an index into f->insns), or -1: looked for
+ * in the block its first counter measures (or ends, an edge's), else by its address. */
+static long site_insn(const struct cfg_func *f, const struct placement *pl,
+		      const struct probe_site *s)
+{
+	const struct counter_def *cd = s->counter < pl->ncounters ? &pl->counters[s->counter] : NULL;
+	uint32_t b = UINT32_MAX;
+
+	if (cd && cd->func == s->func && cd->what == COUNTS_BLOCK)
+		b = cd->id;
+	else if (cd && cd->func == s->func && cd->what == COUNTS_EDGE && cd->id < f->nedges)
+		b = f->edges[cd->id].from;
+	for (uint32_t k = 0; b < f->nblocks && k < f->blocks[b].ninsns; k++)
+		if (f->insns[f->blocks[b].first_insn + k].addr == s->addr)
+			return (long)(f->blocks[b].first_insn + k);
+	return patch_func__insn_at(f, s->addr);
 }
 
 /* Drops the class of KIND of instruction K of F (it has no slot). */
@@ -249,7 +274,7 @@ static void drop(struct patch_sites *ps, size_t fi, uint32_t k, uint8_t kind)
 }
 
 int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, bool *redo,
-			 size_t *ndropped)
+			 size_t *ndropped, patch_window_fn seen, void *ctx)
 {
 	const struct cfg_program *prog = ps->prog;
 	struct patch_window w;
@@ -263,16 +288,18 @@ int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, boo
 
 		if (!probe_class__in_process(s->probe_class) || s->kind == SITE_INDIRECT ||
 		    s->func >= prog->nfuncs ||
-		    (k = patch_func__insn_at(&prog->funcs[s->func], s->addr)) < 0 ||
-		    short_window(ps, s->func, (uint32_t)k, s->kind, &w))
+		    (k = site_insn(&prog->funcs[s->func], pl, s)) < 0 ||
+		    insn_window(ps, s->func, (uint32_t)k, s->kind, &w))
 			continue;
-		r = reserve_one(ps, &w, s->addr, s->kind);
-		if (r < 0)
+		r = w.short_jump ? reserve_one(ps, &w, s->addr, s->kind) : 1;
+		if (r < 0) {
 			err = r;
-		else if (!r) {
+		} else if (!r) {
 			drop(ps, s->func, (uint32_t)k, s->kind);
 			redo[s->func] = true;
 			++*ndropped;
+		} else if (seen) {
+			seen(ctx, s, w.start, w.len, w.short_jump ? ps->res[ps->nres - 1].sb : 0);
 		}
 	}
 	if (!err && ps->nres)

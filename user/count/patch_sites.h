@@ -37,14 +37,20 @@ int patch_sites__window(const struct patch_sites *ps, const struct probe_site *s
 			const uint64_t *avoid, size_t navoid, const uint64_t *used, size_t nused,
 			uint64_t *start, uint8_t *len, uint64_t *sb);
 
+/* The window patch_sites__window gives site S with no held thread avoided: [START, START +
+ * LEN) and springboard SB (0: none), as long as no other window takes SB. */
+typedef void (*patch_window_fn)(void *ctx, const struct probe_site *s, uint64_t start,
+				uint8_t len, uint64_t sb);
+
 /* Reserves springboard slots for the short windows of the first plan PL, once, in address
  * order (each the lowest free slot in reach). A window left without a slot loses its class
  * (cfg_insn patch_count or patch_branch): no plan made afterwards can pick it; PL's sites that
  * lost theirs are counted in *NDROPPED and their functions set in REDO[nfuncs] (plan them
  * again, after patch_sites__reserve_funcs). patch_sites__window gives each window its
- * reserved slot. Returns 0 or -ENOMEM. */
+ * reserved slot. PL's count and branch sites that have a window and keep their class are
+ * passed to SEEN (when not NULL) with it, in address order. Returns 0 or -ENOMEM. */
 int patch_sites__reserve(struct patch_sites *ps, const struct placement *pl, bool *redo,
-			 size_t *ndropped);
+			 size_t *ndropped, patch_window_fn seen, void *ctx);
 
 /* Before the functions FUNCS[fi] are planned again: every short window of theirs a plan could
  * pick gets a slot reserved, or loses its class (once per function). Returns 0 or -ENOMEM. */

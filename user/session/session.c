@@ -218,14 +218,10 @@ static uint32_t plan_ordinals(const struct placement *pl)
 static int replan_funcs(struct session_object *o, const bool *redo, struct patch_backend *pb,
 			unsigned index)
 {
-	struct placement pl;
-
 	if (pb && patch_backend__before_replan(pb, index, redo))
 		return -1;
-	if (placement__replan(&pl, &o->prog, &o->popt, &o->pl, redo))
+	if (placement__replan(&o->pl, &o->prog, &o->popt, redo))
 		return pr_err("'%s': out of memory planning probes", o->path);
-	placement__free(&o->pl);
-	o->pl = pl;
 	return 0;
 }
 
@@ -236,6 +232,7 @@ static int replan_funcs(struct session_object *o, const bool *redo, struct patch
 static int object_settle(struct session_object *o, struct patch_backend *pb, unsigned index)
 {
 	bool *redo = calloc(o->prog.nfuncs + 1, sizeof(*redo));
+	double start = now_seconds();
 	int ret = -1;
 
 	if (!redo)
@@ -249,6 +246,8 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 		if (patch_backend__settle(pb, &co, redo, &nbad))
 			goto out;
 		if (!nbad) {
+			pr_debug("'%s': plan settled for in-process counters: %d checks, %.3f s",
+				 o->path, round + 1, now_seconds() - start);
 			ret = 0;
 			goto out;
 		}
