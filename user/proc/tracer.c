@@ -2136,6 +2136,17 @@ static void release_task(const struct tracer *t, struct task *task)
 		pr_debug("thread %d: resume: %s", task->tid, strerror(errno));
 }
 
+/* The bp_functions in edgeprof's own process (find_functions), looked up once. */
+static struct symbol_search own_functions;
+static bool own_found;
+
+void tracer__find_own_functions(void)
+{
+	if (!own_found)
+		find_functions(getpid(), &own_functions);
+	own_found = true;
+}
+
 /* Watches, in the main process PID stopped at its exec, the bp_functions that edgeprof's own
  * C library defines, at their offsets in that file: the program most often maps the same one.
  * Attached now, with the exec's other uprobes, the watches cost no wait of their own at the
@@ -2148,7 +2159,8 @@ static void watch_ahead(struct tracer *t, int pid, const struct tracer_hooks *ho
 
 	if (!t->watching || !hooks->watch || !hooks->unwatch)
 		return;
-	find_functions(getpid(), &ss);
+	tracer__find_own_functions();
+	ss = own_functions;
 	for (int k = 0; k < NSEARCH; k++) {
 		bool dup = false;
 

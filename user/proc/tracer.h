@@ -214,6 +214,11 @@ int tracer__check_target(int pid);
  * NULL past the last: no in-process counter may be written over those instructions. */
 const char *tracer__watched_function(size_t i);
 
+/* Looks the watched functions up in edgeprof's own C library, for tracer__run's watches made
+ * at the exec (a few ms of libdw): on another thread ahead of tracer__run if the caller likes,
+ * which must not run meanwhile; else tracer__run does it. */
+void tracer__find_own_functions(void);
+
 /* Frees what tracer__run allocated in RES and zeroes it. Safe on a zeroed result. */
 void tracer_result__release(struct tracer_result *res);
 

@@ -494,6 +494,7 @@ static void *load_probes(void *arg)
 	struct probes_load *l = arg;
 
 	l->err = probes__open_loops(&l->probes, l->capacity, 0);
+	tracer__find_own_functions(); /* for `run` (tracer__run's early watches) */
 	return NULL;
 }
 
