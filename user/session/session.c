@@ -212,6 +212,13 @@ static uint32_t plan_ordinals(const struct placement *pl)
 	return n;
 }
 
+/* Whether O's plan fits the counters loaded for it (capacity_bound): a plan made again
+ * without refused sites can need more than the first. */
+static bool plan_fits(const struct session_object *o)
+{
+	return o->pl.ncounters <= o->capacity && o->pl.nsites <= o->capacity;
+}
+
 /* Plans the functions of O set in REDO again, the others' plans kept, once PB (O's patch
  * backend, object INDEX, or NULL) has reserved their springboards. Returns 0, or -1 (reported)
  * with O's plan unchanged. */
@@ -255,7 +262,7 @@ static int object_settle(struct session_object *o, struct patch_backend *pb, uns
 			nredo += redo[i];
 		if (replan_funcs(o, redo, pb, index))
 			goto out;
-		if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity) {
+		if (!plan_fits(o)) {
 			pr_err("'%s': %u counters needed after leaving out refused probes, room "
 			       "for %u",
 			       o->path, o->pl.ncounters, o->capacity);
@@ -463,7 +470,7 @@ static int object_plan(struct session_object *o, struct func_select *select, con
 	progress__set("analysing '%s': planning the counters", base_name(o));
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
-	if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity)
+	if (!plan_fits(o))
 		return pr_err("'%s': %u counters planned, room for %u", path, o->pl.ncounters,
 			      o->capacity);
 	if (pb && object_settle(o, pb, index))
@@ -935,7 +942,7 @@ int session__attach(struct session *s, size_t k, int pid)
 		if (replan(c, digest, k ? NULL : s->patch, (unsigned)k))
 			goto out;
 		pr_debug("'%s': planned again in %.3f s", c->path, now_seconds() - t0);
-		if (c->pl.ncounters > c->capacity || c->pl.nsites > c->capacity) {
+		if (!plan_fits(c)) {
 			pr_err(
 			    "'%s': %u counters needed after leaving out refused probes, %u loaded",
 			    c->path, c->pl.ncounters, c->capacity);
@@ -1082,7 +1089,7 @@ static int object_no_patch(struct session_object *o)
 	placement__free(&o->pl);
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", o->path);
-	if (o->pl.ncounters > o->capacity || o->pl.nsites > o->capacity)
+	if (!plan_fits(o))
 		return pr_err("'%s': %u counters needed with uprobes only, %u loaded", o->path,
 			      o->pl.ncounters, o->capacity);
 	return 0;
