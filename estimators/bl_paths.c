@@ -1,0 +1,236 @@
+/*
+ * Ball-Larus path numbering of one function (see bl_paths.h): retreating edges by an iterative
+ * depth-first search, path counts in its postorder (a DAG successor always finishes first),
+ * increments in successor order, then the decoding of a number back into its edges.
+ */
+#include "estimators/bl_paths.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bl_paths__free(struct bl_paths *bp)
+{
+	free(bp->back);
+	free(bp->reached);
+	free(bp->npaths);
+	free(bp->inc);
+	free(bp->entry_inc);
+	free(bp->exit_inc);
+	memset(bp, 0, sizeof(*bp));
+}
+
+void bl_path__free(struct bl_path *p)
+{
+	free(p->edges);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Marks F's retreating edges in BP->back and its reachable blocks in BP->reached, and lists
+ * the reachable blocks in postorder into POST (room for nblocks). Returns how many, or -ENOMEM. */
+static long dfs(struct bl_paths *bp, const struct cfg_func *f, uint32_t *post)
+{
+	uint32_t nb = f->nblocks, depth = 0, npost = 0;
+	uint32_t *stack = malloc((nb + 1) * sizeof(*stack));
+	uint32_t *next = calloc(nb + 1, sizeof(*next)); /* the next successor to look at */
+	uint8_t *state = calloc(nb + 1, 1);		/* 0 new, 1 on the stack, 2 finished */
+
+	if (!stack || !next || !state) {
+		free(stack);
+		free(next);
+		free(state);
+		return -ENOMEM;
+	}
+	stack[depth++] = f->entry_block;
+	state[f->entry_block] = 1;
+	while (depth) {
+		uint32_t v = stack[depth - 1];
+		const struct cfg_block *b = &f->blocks[v];
+
+		if (next[v] < b->nsucc) {
+			uint32_t e = f->succ[b->first_succ + next[v]++], t = f->edges[e].to;
+
+			if (t >= nb)
+				continue; /* EXIT */
+			if (state[t] == 1)
+				bp->back[e] = true;
+			else if (!state[t]) {
+				state[t] = 1;
+				stack[depth++] = t;
+			}
+			continue;
+		}
+		state[v] = 2;
+		bp->reached[v] = true;
+		post[npost++] = v;
+		depth--;
+	}
+	free(stack);
+	free(next);
+	free(state);
+	return npost;
+}
+
+/* *ACC += X unless that passes LIMIT. */
+static bool add_within(uint64_t *acc, uint64_t x, uint64_t limit)
+{
+	uint64_t s;
+
+	if (__builtin_add_overflow(*acc, x, &s) || s > limit)
+		return false;
+	*acc = s;
+	return true;
+}
+
+int bl_paths__number(struct bl_paths *bp, const struct cfg_func *f, uint64_t limit)
+{
+	uint32_t nb = f->nblocks, ne = f->nedges, *post;
+	long npost;
+	uint64_t n;
+	int err = -ENOMEM;
+
+	memset(bp, 0, sizeof(*bp));
+	if (!nb || f->entry_block >= nb)
+		return -EINVAL;
+	bp->nblocks = nb;
+	bp->nedges = ne;
+	bp->back = calloc(ne + 1, sizeof(*bp->back));
+	bp->reached = calloc(nb + 1, sizeof(*bp->reached));
+	bp->npaths = calloc(nb + 1, sizeof(*bp->npaths));
+	bp->inc = calloc(ne + 1, sizeof(*bp->inc));
+	bp->entry_inc = calloc(ne + 1, sizeof(*bp->entry_inc));
+	bp->exit_inc = calloc(ne + 1, sizeof(*bp->exit_inc));
+	post = malloc((nb + 1) * sizeof(*post));
+	if (!bp->back || !bp->reached || !bp->npaths || !bp->inc || !bp->entry_inc ||
+	    !bp->exit_inc || !post)
+		goto fail;
+	npost = dfs(bp, f, post);
+	if (npost < 0)
+		goto fail;
+	bp->npaths[nb] = 1; /* EXIT */
+	err = -EOVERFLOW;
+	for (long i = 0; i < npost; i++) {
+		uint32_t v = post[i];
+		const struct cfg_block *b = &f->blocks[v];
+
+		n = 0;
+		/* The DAG's edges first, in successor order, then v->EXIT for each back edge. */
+		for (uint32_t k = 0; k < b->nsucc; k++) {
+			uint32_t e = f->succ[b->first_succ + k], t = f->edges[e].to;
+
+			if (bp->back[e])
+				continue;
+			bp->inc[e] = n;
+			if (!add_within(&n, bp->npaths[t < nb ? t : nb], limit))
+				goto fail;
+		}
+		for (uint32_t k = 0; k < b->nsucc; k++) {
+			uint32_t e = f->succ[b->first_succ + k];
+
+			if (!bp->back[e])
+				continue;
+			bp->exit_inc[e] = n;
+			if (!add_within(&n, 1, limit))
+				goto fail;
+		}
+		bp->npaths[v] = n;
+	}
+	/* ENTRY: the entry block first (r starts at 0), then ENTRY->w for each back edge. */
+	n = bp->npaths[f->entry_block];
+	for (uint32_t e = 0; e < ne; e++) {
+		if (!bp->back[e])
+			continue;
+		bp->entry_inc[e] = n;
+		if (!add_within(&n, bp->npaths[f->edges[e].to], limit))
+			goto fail;
+	}
+	bp->total = n;
+	free(post);
+	return 0;
+fail:
+	free(post);
+	bl_paths__free(bp);
+	return err;
+}
+
+static int push_edge(struct bl_path *p, uint32_t e)
+{
+	if (p->nedges == p->cap) {
+		uint32_t cap = p->cap ? 2 * p->cap : 16;
+		uint32_t *n = realloc(p->edges, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->edges = n;
+		p->cap = cap;
+	}
+	p->edges[p->nedges++] = e;
+	return 0;
+}
+
+int bl_paths__decode(const struct bl_paths *bp, const struct cfg_func *f, uint64_t id,
+		     struct bl_path *p)
+{
+	uint32_t nb = bp->nblocks, v;
+	uint64_t r = id;
+
+	p->nedges = 0;
+	p->start_edge = p->end_edge = UINT32_MAX;
+	if (id >= bp->total)
+		return -ERANGE;
+	if (r < bp->npaths[f->entry_block]) {
+		v = f->entry_block;
+	} else {
+		uint32_t start = UINT32_MAX;
+
+		for (uint32_t e = 0; e < bp->nedges; e++)
+			if (bp->back[e] && bp->entry_inc[e] <= r &&
+			    r - bp->entry_inc[e] < bp->npaths[f->edges[e].to])
+				start = e;
+		if (start == UINT32_MAX)
+			return -ERANGE; /* not reached with a consistent numbering */
+		p->start_edge = start;
+		r -= bp->entry_inc[start];
+		v = f->edges[start].to;
+	}
+	for (;;) {
+		const struct cfg_block *b = &f->blocks[v];
+		uint32_t take = UINT32_MAX;
+		uint64_t base = 0;
+
+		/* The out-edge whose range [inc, inc + paths behind it) holds r. */
+		for (uint32_t k = 0; k < b->nsucc && take == UINT32_MAX; k++) {
+			uint32_t e = f->succ[b->first_succ + k], t = f->edges[e].to;
+			uint64_t lo = bp->back[e] ? bp->exit_inc[e] : bp->inc[e];
+			uint64_t span = bp->back[e] ? 1 : bp->npaths[t < nb ? t : nb];
+
+			if (lo <= r && r - lo < span) {
+				take = e;
+				base = lo;
+			}
+		}
+		if (take == UINT32_MAX)
+			return -ERANGE;
+		r -= base;
+		if (bp->back[take]) {
+			p->end_edge = take;
+			return 0;
+		}
+		if (push_edge(p, take))
+			return -ENOMEM;
+		if (f->edges[take].to >= nb)
+			return 0;
+		v = f->edges[take].to;
+	}
+}
+
+uint32_t bl_path__blocks(const struct bl_path *p, const struct cfg_func *f, uint32_t *blocks)
+{
+	uint32_t n = 0;
+
+	blocks[n++] = p->start_edge == UINT32_MAX ? f->entry_block : f->edges[p->start_edge].to;
+	for (uint32_t i = 0; i < p->nedges; i++)
+		if (f->edges[p->edges[i]].to < f->nblocks)
+			blocks[n++] = f->edges[p->edges[i]].to;
+	return n;
+}
