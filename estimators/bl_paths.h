@@ -28,6 +28,15 @@ struct bl_paths {
 	uint64_t *entry_inc; /* per CFG edge: for a back edge v->w, the increment of ENTRY->w */
 	uint64_t *exit_inc;  /* per CFG edge: for a back edge v->w, the increment of v->EXIT */
 	uint64_t total;	     /* paths from ENTRY: numbers are [0, total) */
+
+	/* Event counting (bl_paths__events; NULL until then): the same numbers from increments
+	 * on the chords of a spanning tree of the DAG plus EXIT->ENTRY, the heaviest edges in
+	 * the tree (Ball-Larus 1996, section 3.3). Edges whose increment is 0 need no code. */
+	int64_t *ev_inc;       /* per CFG edge: a DAG edge's increment */
+	int64_t *ev_entry_inc; /* per CFG edge: for a back edge v->w, r's value after it */
+	int64_t *ev_exit_inc;  /* per CFG edge: for a back edge v->w, added before its count */
+	int64_t ev_start;      /* r's value at the function's entry */
+	uint32_t nchords;      /* increments that are not 0 (the code to run) */
 };
 
 /* One numbered path, decoded: it starts at the entry block (START_EDGE UINT32_MAX) or at the
@@ -44,6 +53,13 @@ struct bl_path {
  * more paths gets -EOVERFLOW (count it by edges). Returns 0 with *BP filled (release with
  * bl_paths__free), -EOVERFLOW, -EINVAL (no entry block) or -ENOMEM; *BP is empty on failure. */
 int bl_paths__number(struct bl_paths *bp, const struct cfg_func *f, uint64_t limit);
+
+/* Computes BP's event-counting increments (the ev_ fields) for F, numbered by
+ * bl_paths__number: the spanning tree keeps the heaviest edges by W (per CFG edge, a back
+ * edge's weight standing for its two dummy edges; NULL: all alike). With them the recipe is
+ * r = ev_start at the entry, r += ev_inc on DAG edges, count[r + ev_exit_inc] and r =
+ * ev_entry_inc on a back edge, and every path still gets its number. Returns 0 or -ENOMEM. */
+int bl_paths__events(struct bl_paths *bp, const struct cfg_func *f, const double *w);
 
 /* Decodes path number ID of F (numbered as BP) into *P (its edges array reused, grown as
  * needed; zero *P before the first call, release with bl_path__free). Returns 0, -ERANGE (ID

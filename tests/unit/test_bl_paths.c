@@ -5,9 +5,11 @@
  * - the Ball-Larus paths, enumerated here by brute force from their definition (start at the
  *   entry or at a cut edge's head, follow uncut edges, end leaving the function or by taking a
  *   cut edge), must get the numbers 0 .. total-1, each exactly once, by the run-time recipe,
- *   and bl_paths__decode must give each path back;
+ *   with the numbering's increments and with event counting's (chords of a spanning tree of
+ *   random weights), and bl_paths__decode must give each path back;
  * - random executions of the CFG, split into paths by the definition, must count the same
- *   paths as the run-time recipe of the header (r, increments, count[r]) applied to them.
+ *   paths as the run-time recipe of the header (r, increments, count[r]) applied to them,
+ *   with both sets of increments.
  * On hand-built CFGs (loops, nesting, irreducible regions, self loops, parallel edges,
  * unreachable cycles, a loop without exit, overflow), on random CFGs with a fixed seed, and on
  * the real CFGs of this test binary (every function with at most 20000 paths).
@@ -28,6 +30,8 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_ENUM 200000u
+
+static uint64_t rnd(uint64_t *x);
 
 /* The CFG less the cut edges is acyclic (Kahn), and every cut edge closes a cycle. */
 static void check_cut(const struct cfg_func *f, const struct bl_paths *bp)
@@ -103,6 +107,7 @@ struct enum_state {
 	const struct bl_paths *bp;
 	uint8_t *hit; /* per number */
 	uint32_t path[512], start_edge;
+	uint64_t ev_total; /* matches of the event-counting sums */
 	uint64_t npaths;
 	struct bl_path dec;
 };
@@ -117,7 +122,8 @@ static void check_decoded(struct enum_state *s, uint64_t id, uint32_t n, uint32_
 		assert_int_equal(s->dec.edges[i], s->path[i]);
 }
 
-static void enumerate(struct enum_state *s, uint32_t v, uint64_t r, uint32_t n)
+/* R: the sum of the numbering's increments so far; REV: the event-counting recipe's. */
+static void enumerate(struct enum_state *s, uint32_t v, uint64_t r, uint64_t rev, uint32_t n)
 {
 	const struct cfg_func *f = s->f;
 
@@ -129,6 +135,8 @@ static void enumerate(struct enum_state *s, uint32_t v, uint64_t r, uint32_t n)
 		if (s->bp->back[e]) { /* the path ends by taking the cut edge */
 			id = r + s->bp->exit_inc[e];
 			assert_true(id < s->bp->total);
+			assert_int_equal(rev + (uint64_t)s->bp->ev_exit_inc[e], id);
+			s->ev_total++;
 			assert_int_equal(s->hit[id], 0);
 			s->hit[id] = 1;
 			s->npaths++;
@@ -140,35 +148,56 @@ static void enumerate(struct enum_state *s, uint32_t v, uint64_t r, uint32_t n)
 		if (f->edges[e].to >= f->nblocks) { /* it leaves the function */
 			id = r + s->bp->inc[e];
 			assert_true(id < s->bp->total);
+			assert_int_equal(rev + (uint64_t)s->bp->ev_inc[e], id);
+			s->ev_total++;
 			assert_int_equal(s->hit[id], 0);
 			s->hit[id] = 1;
 			s->npaths++;
 			check_decoded(s, id, n + 1, UINT32_MAX);
 			continue;
 		}
-		enumerate(s, f->edges[e].to, r + s->bp->inc[e], n + 1);
+		enumerate(s, f->edges[e].to, r + s->bp->inc[e], rev + (uint64_t)s->bp->ev_inc[e],
+			  n + 1);
 	}
 }
 
 /* Numbers F and checks the numbering against the brute-force enumeration; returns the
  * numbering (release it). */
-static void check_numbering(const struct cfg_func *f, struct bl_paths *bp)
+static void check_numbering(const struct cfg_func *f, struct bl_paths *bp, uint64_t seed)
 {
 	struct enum_state s = {.f = f, .bp = bp};
+	double *w = malloc((f->nedges + 1) * sizeof(*w));
+	uint64_t x = seed | 1;
+	uint32_t nreached = 0, ngraph = 2;
 
+	assert_non_null(w);
 	assert_int_equal(bl_paths__number(bp, f, UINT64_MAX), 0);
 	check_cut(f, bp);
+	/* Event counting with a tree of random weights: every path keeps its number, and only
+	 * chords (edges off a spanning tree of the graph with its dummy edges) have code. */
+	for (uint32_t e = 0; e < f->nedges; e++)
+		w[e] = (double)(rnd(&x) % 1000);
+	assert_int_equal(bl_paths__events(bp, f, seed % 3 ? w : NULL), 0);
+	free(w);
+	for (uint32_t v = 0; v < f->nblocks; v++)
+		nreached += bp->reached[v];
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (bp->reached[f->edges[e].from])
+			ngraph += bp->back[e] ? 2 : 1;
+	assert_true(bp->nchords <= ngraph - (nreached + 2 - 1));
 	assert_true(bp->total <= MAX_ENUM);
 	s.hit = calloc(bp->total + 1, 1);
 	assert_non_null(s.hit);
 	s.start_edge = UINT32_MAX;
-	enumerate(&s, f->entry_block, 0, 0);
+	enumerate(&s, f->entry_block, 0, (uint64_t)bp->ev_start, 0);
 	for (uint32_t e = 0; e < f->nedges; e++)
 		if (bp->back[e]) {
 			s.start_edge = e;
-			enumerate(&s, f->edges[e].to, bp->entry_inc[e], 0);
+			enumerate(&s, f->edges[e].to, bp->entry_inc[e],
+				  (uint64_t)bp->ev_entry_inc[e], 0);
 		}
 	assert_int_equal(s.npaths, bp->total); /* every number exactly once */
+	assert_int_equal(s.ev_total, bp->total);
 	for (uint64_t i = 0; i < bp->total; i++)
 		assert_int_equal(s.hit[i], 1);
 	assert_int_equal(bl_paths__decode(bp, f, bp->total, &s.dec), -ERANGE);
@@ -199,13 +228,15 @@ static void check_walks(const struct cfg_func *f, const struct bl_paths *bp, uin
 {
 	uint64_t x = seed | 1, *by_recipe = calloc(bp->total + 1, sizeof(uint64_t));
 	uint64_t *by_definition = calloc(bp->total + 1, sizeof(uint64_t));
+	uint64_t *by_events = calloc(bp->total + 1, sizeof(uint64_t));
 	struct bl_path dec = {0};
 
 	assert_non_null(by_recipe);
 	assert_non_null(by_definition);
+	assert_non_null(by_events);
 	for (unsigned w = 0; w < nwalks; w++) {
 		uint32_t v = f->entry_block;
-		uint64_t r = 0;
+		uint64_t r = 0, rev = (uint64_t)bp->ev_start;
 		struct walk_path cur = {.start_edge = UINT32_MAX, .end_edge = UINT32_MAX};
 
 		for (unsigned step = 0; step < steps; step++) {
@@ -219,15 +250,21 @@ static void check_walks(const struct cfg_func *f, const struct bl_paths *bp, uin
 			t = f->edges[e].to;
 			if (bp->back[e]) {
 				by_recipe[r + bp->exit_inc[e]]++;
+				assert_true(rev + (uint64_t)bp->ev_exit_inc[e] < bp->total);
+				by_events[rev + (uint64_t)bp->ev_exit_inc[e]]++;
 				r = bp->entry_inc[e];
+				rev = (uint64_t)bp->ev_entry_inc[e];
 				cur.end_edge = e;
 				ended = true;
 			} else {
 				r += bp->inc[e];
+				rev += (uint64_t)bp->ev_inc[e];
 				assert_true(cur.n < ARRAY_SIZE(cur.edges));
 				cur.edges[cur.n++] = e;
 				if (t >= f->nblocks) {
 					by_recipe[r]++;
+					assert_true(rev < bp->total);
+					by_events[rev]++;
 					ended = true;
 				}
 			}
@@ -252,8 +289,11 @@ static void check_walks(const struct cfg_func *f, const struct bl_paths *bp, uin
 			v = t;
 		}
 	}
-	for (uint64_t i = 0; i < bp->total; i++)
+	for (uint64_t i = 0; i < bp->total; i++) {
 		assert_int_equal(by_recipe[i], by_definition[i]);
+		assert_int_equal(by_events[i], by_definition[i]);
+	}
+	free(by_events);
 	bl_path__free(&dec);
 	free(by_recipe);
 	free(by_definition);
@@ -264,7 +304,7 @@ static void check_func(const struct cfg_func *f, uint64_t seed)
 	struct bl_paths bp;
 
 	assert_non_null(f);
-	check_numbering(f, &bp);
+	check_numbering(f, &bp, seed);
 	if (bp.total <= 2000)
 		check_walks(f, &bp, seed, bp.total <= 200 ? 40 : 4, 60);
 	bl_paths__free(&bp);
@@ -389,7 +429,8 @@ static void test_bl_paths__overflow(void **state)
 	assert_non_null(f);
 	assert_int_equal(bl_paths__number(&bp, f, 65535), -EOVERFLOW);
 	assert_int_equal(bl_paths__number(&bp, f, 65536), 0);
-	check_numbering(f, &bp);
+	bl_paths__free(&bp);
+	check_numbering(f, &bp, 7);
 	bl_paths__free(&bp);
 	cfg_fixture__free(f);
 }
@@ -442,7 +483,7 @@ static void test_bl_paths__real_cfgs(void **state)
 {
 	struct elf_image img;
 	struct cfg_program prog;
-	size_t nchecked = 0, noverflow = 0, nlooped = 0;
+	size_t nchecked = 0, noverflow = 0, nlooped = 0, nplain = 0, nchords = 0;
 
 	(void)state;
 	assert_int_equal(elf_image__open(&img, "/proc/self/exe"), 0);
@@ -463,13 +504,23 @@ static void test_bl_paths__real_cfgs(void **state)
 		assert_int_equal(err, 0);
 		for (uint32_t e = 0; e < f->nedges; e++)
 			looped |= bp.back[e];
+		/* Edges that run an increment and nothing else (back edges and exits count
+		 * anyway): with the numbering's increments, and with event counting's. */
+		assert_int_equal(bl_paths__events(&bp, f, NULL), 0);
+		for (uint32_t e = 0; e < f->nedges; e++)
+			if (!bp.back[e] && f->edges[e].to < f->nblocks) {
+				nplain += bp.inc[e] != 0;
+				nchords += bp.ev_inc[e] != 0;
+			}
 		bl_paths__free(&bp);
 		check_func(f, i + 1);
 		nchecked++;
 		nlooped += looped;
 	}
-	print_message("%zu functions checked (%zu with loops), %zu with more than 20000 paths\n",
-		      nchecked, nlooped, noverflow);
+	print_message(
+	    "%zu functions checked (%zu with loops), %zu with more than 20000 paths; "
+	    "edges with an increment only: %zu numbering, %zu event counting (uniform weights)\n",
+	    nchecked, nlooped, noverflow, nplain, nchords);
 	assert_true(nchecked > 0);
 	assert_true(nlooped > 0);
 	cfg_program__free(&prog);
