@@ -117,24 +117,20 @@ static int loop_exits(struct cfg_loop *l, const struct cfg_func *f, const uint32
 	return 0;
 }
 
-/*
- * Iterative DFS from the entry along successor edges; every retreating edge (target on the
- * DFS stack) whose target does not dominate its source is recorded as irreducible.
- */
-static int find_irreducible(struct cfg_loops *lp, const struct cfg_func *f,
-			    const struct cfg_domtree *dom)
+int cfg_loops__retreating(const struct cfg_func *f, bool *retreating, uint32_t *post,
+			  uint32_t *npost)
 {
-	uint32_t nb = f->nblocks, sp = 0, n = 0, cap = 0;
+	uint32_t nb = f->nblocks, sp = 0, n = 0;
 	uint32_t *stack = malloc(sizeof(*stack) * (nb ? nb : 1));
 	uint32_t *cursor = malloc(sizeof(*cursor) * (nb ? nb : 1));
 	uint8_t *state = calloc(nb ? nb : 1, 1); /* 0 new, 1 on stack, 2 done */
-	uint32_t *irr = NULL;
 	int err = 0;
 
 	if (!stack || !cursor || !state) {
 		err = -ENOMEM;
 		goto out;
 	}
+	memset(retreating, 0, f->nedges * sizeof(*retreating));
 	if (f->entry_block < nb) {
 		stack[sp++] = f->entry_block;
 		cursor[f->entry_block] = 0;
@@ -154,36 +150,51 @@ static int find_irreducible(struct cfg_loops *lp, const struct cfg_func *f,
 				state[w] = 1;
 				cursor[w] = 0;
 				stack[sp++] = w;
-			} else if (state[w] == 1 && !cfg_dom__dominates(dom, w, v)) {
-				if (n == cap) {
-					uint32_t *p;
-
-					cap = cap ? 2 * cap : 4;
-					p = realloc(irr, sizeof(*irr) * cap);
-					if (!p) {
-						err = -ENOMEM;
-						goto out;
-					}
-					irr = p;
-				}
-				irr[n++] = e;
+			} else if (state[w] == 1) {
+				retreating[e] = true;
 			}
 			continue;
 		}
 		state[v] = 2;
+		if (post)
+			post[n] = v;
+		n++;
 		sp--;
 	}
-	if (n)
-		qsort(irr, n, sizeof(*irr), cmp_u32);
-	lp->irreducible_edges = irr;
-	lp->nirreducible = n;
-	lp->reducible = n == 0;
-	irr = NULL;
+	if (npost)
+		*npost = n;
 out:
-	free(irr);
 	free(stack);
 	free(cursor);
 	free(state);
+	return err;
+}
+
+/* Every retreating edge (cfg_loops__retreating) whose target does not dominate its source is
+ * recorded as irreducible, in edge order. */
+static int find_irreducible(struct cfg_loops *lp, const struct cfg_func *f,
+			    const struct cfg_domtree *dom)
+{
+	bool *retreating = calloc(f->nedges + 1, sizeof(*retreating));
+	uint32_t *irr = NULL, n = 0;
+	int err = -ENOMEM;
+
+	if (!retreating || cfg_loops__retreating(f, retreating, NULL, NULL) ||
+	    !(irr = malloc(sizeof(*irr) * (f->nedges + 1))))
+		goto out;
+	for (uint32_t e = 0; e < f->nedges; e++)
+		if (retreating[e] && !cfg_dom__dominates(dom, f->edges[e].to, f->edges[e].from))
+			irr[n++] = e;
+	if (!n) {
+		free(irr);
+		irr = NULL;
+	}
+	lp->irreducible_edges = irr;
+	lp->nirreducible = n;
+	lp->reducible = n == 0;
+	err = 0;
+out:
+	free(retreating);
 	return err;
 }
 

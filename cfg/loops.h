@@ -37,6 +37,14 @@ struct cfg_loops {
 int cfg_loops__compute(struct cfg_loops *lp, const struct cfg_func *f,
 		       const struct cfg_domtree *dom);
 
+/* The retreating edges of F: an iterative depth-first search from the entry block, successors
+ * in order, marks in RETREATING[nedges] (every entry set) each edge whose target is on its
+ * stack; cutting them leaves the reached blocks acyclic. POST (NULL, or room for nblocks)
+ * gets the reached blocks in postorder, *NPOST (may be NULL) their count. Nothing is reached
+ * when the entry block is invalid. Returns 0 or -ENOMEM. */
+int cfg_loops__retreating(const struct cfg_func *f, bool *retreating, uint32_t *post,
+			  uint32_t *npost);
+
 /* True when block B belongs to loop L's body. */
 bool cfg_loops__contains(const struct cfg_loops *lp, uint32_t l, uint32_t b);
 

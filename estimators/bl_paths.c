@@ -1,7 +1,7 @@
 /*
- * Ball-Larus path numbering of one function (see bl_paths.h): retreating edges by an iterative
- * depth-first search, path counts in its postorder (a DAG successor always finishes first),
- * increments in successor order, then the decoding of a number back into its edges; event
+ * Ball-Larus path numbering of one function (see bl_paths.h): retreating edges of a depth-first
+ * search (cfg_loops__retreating), path counts in its postorder (a DAG successor always finishes
+ * first), increments in successor order, then the decoding of a number back into its edges; event
  * counting moves the increments to the chords of a spanning tree by vertex potentials.
  */
 #include "estimators/bl_paths.h"
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/loops.h"
 #include "estimators/union_find.h"
 
 void bl_paths__free(struct bl_paths *bp)
@@ -33,51 +34,6 @@ void bl_path__free(struct bl_path *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Marks F's retreating edges in BP->back and its reachable blocks in BP->reached, and lists
- * the reachable blocks in postorder into POST (room for nblocks). Returns how many, or -ENOMEM. */
-static long dfs(struct bl_paths *bp, const struct cfg_func *f, uint32_t *post)
-{
-	uint32_t nb = f->nblocks, depth = 0, npost = 0;
-	uint32_t *stack = malloc((nb + 1) * sizeof(*stack));
-	uint32_t *next = calloc(nb + 1, sizeof(*next)); /* the next successor to look at */
-	uint8_t *state = calloc(nb + 1, 1);		/* 0 new, 1 on the stack, 2 finished */
-
-	if (!stack || !next || !state) {
-		free(stack);
-		free(next);
-		free(state);
-		return -ENOMEM;
-	}
-	stack[depth++] = f->entry_block;
-	state[f->entry_block] = 1;
-	while (depth) {
-		uint32_t v = stack[depth - 1];
-		const struct cfg_block *b = &f->blocks[v];
-
-		if (next[v] < b->nsucc) {
-			uint32_t e = f->succ[b->first_succ + next[v]++], t = f->edges[e].to;
-
-			if (t >= nb)
-				continue; /* EXIT */
-			if (state[t] == 1)
-				bp->back[e] = true;
-			else if (!state[t]) {
-				state[t] = 1;
-				stack[depth++] = t;
-			}
-			continue;
-		}
-		state[v] = 2;
-		bp->reached[v] = true;
-		post[npost++] = v;
-		depth--;
-	}
-	free(stack);
-	free(next);
-	free(state);
-	return npost;
-}
-
 /* *ACC += X unless that passes LIMIT. */
 static bool add_within(uint64_t *acc, uint64_t x, uint64_t limit)
 {
@@ -91,8 +47,7 @@ static bool add_within(uint64_t *acc, uint64_t x, uint64_t limit)
 
 int bl_paths__number(struct bl_paths *bp, const struct cfg_func *f, uint64_t limit)
 {
-	uint32_t nb = f->nblocks, ne = f->nedges, *post;
-	long npost;
+	uint32_t nb = f->nblocks, ne = f->nedges, *post, npost;
 	uint64_t n;
 	int err = -ENOMEM;
 
@@ -111,12 +66,13 @@ int bl_paths__number(struct bl_paths *bp, const struct cfg_func *f, uint64_t lim
 	if (!bp->back || !bp->reached || !bp->npaths || !bp->inc || !bp->entry_inc ||
 	    !bp->exit_inc || !post)
 		goto fail;
-	npost = dfs(bp, f, post);
-	if (npost < 0)
+	if (cfg_loops__retreating(f, bp->back, post, &npost))
 		goto fail;
+	for (uint32_t i = 0; i < npost; i++)
+		bp->reached[post[i]] = true;
 	bp->npaths[nb] = 1; /* EXIT */
 	err = -EOVERFLOW;
-	for (long i = 0; i < npost; i++) {
+	for (uint32_t i = 0; i < npost; i++) {
 		uint32_t v = post[i];
 		const struct cfg_block *b = &f->blocks[v];
 
