@@ -2155,25 +2155,24 @@ void tracer__find_own_functions(void)
  * the rendezvous the loader runs none of these functions. */
 static void watch_ahead(struct tracer *t, int pid, const struct tracer_hooks *hooks)
 {
-	struct symbol_search ss;
+	const struct symbol_search *ss = &own_functions;
 
 	if (!t->watching || !hooks->watch || !hooks->unwatch)
 		return;
 	tracer__find_own_functions();
-	ss = own_functions;
 	for (int k = 0; k < NSEARCH; k++) {
 		bool dup = false;
 
-		if (!ss.in_libc[k] || !ss.offset[k] ||
+		if (!ss->in_libc[k] || !ss->offset[k] ||
 		    (bp_functions[k].kind == BP_LONGJMP && hooks->lazy_longjmp))
 			continue;
 		for (int i = 0; i < t->nahead; i++)
-			dup |= t->ahead[i].offset == ss.offset[k] &&
-			       strcmp(t->ahead[i].path, ss.path[k]) == 0;
-		if (dup || hooks->watch(hooks->ctx, pid, ss.path[k], ss.offset[k]))
+			dup |= t->ahead[i].offset == ss->offset[k] &&
+			       strcmp(t->ahead[i].path, ss->path[k]) == 0;
+		if (dup || hooks->watch(hooks->ctx, pid, ss->path[k], ss->offset[k]))
 			continue;
-		snprintf(t->ahead[t->nahead].path, sizeof(t->ahead[0].path), "%s", ss.path[k]);
-		t->ahead[t->nahead].offset = ss.offset[k];
+		snprintf(t->ahead[t->nahead].path, sizeof(t->ahead[0].path), "%s", ss->path[k]);
+		t->ahead[t->nahead].offset = ss->offset[k];
 		t->ahead[t->nahead++].adopted = false;
 	}
 }
