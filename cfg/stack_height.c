@@ -147,6 +147,8 @@ int stack_height__at(const struct cfg_func *f, struct decoder *d, const uint64_t
 		lo = f->blocks[i].start < lo ? f->blocks[i].start : lo;
 		hi = f->blocks[i].end > hi ? f->blocks[i].end : hi;
 	}
+	if (!addrs)
+		n = f->ninsns;
 	for (q = 0; q < n; q++)
 		out[q] = STACK_HEIGHT_UNKNOWN;
 	*label_taken = false;
@@ -194,7 +196,9 @@ int stack_height__at(const struct cfg_func *f, struct decoder *d, const uint64_t
 			uint64_t a = f->insns[b->first_insn + k].addr;
 			const cs_insn *ci;
 
-			for (q = 0; q < n; q++)
+			if (!addrs)
+				out[b->first_insn + k] = s.rsp;
+			for (q = 0; addrs && q < n; q++)
 				if (addrs[q] == a)
 					out[q] = s.rsp;
 			ci = decoder__detail(d, a);

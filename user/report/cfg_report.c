@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfg/symbols.h"
@@ -536,8 +537,12 @@ static json_t *json_edges(const struct cfg_report *r, const struct cfg_func *f,
 			  const struct cfg_func_info *fi, int *err)
 {
 	json_t *a = json_array();
+	bool *retreating = calloc(f->nedges + 1, sizeof(*retreating));
 
-	for (uint32_t i = 0; a && i < f->nedges; i++) {
+	/* The edges Ball-Larus path numbering cuts (estimators/bl_paths.h). */
+	if (!retreating || cfg_loops__retreating(f, retreating, NULL, NULL))
+		(*err)++;
+	for (uint32_t i = 0; a && retreating && i < f->nedges; i++) {
 		const struct cfg_edge *e = &f->edges[i];
 		json_t *o = json_object();
 		const char *name;
@@ -563,8 +568,11 @@ static json_t *json_edges(const struct cfg_report *r, const struct cfg_func *f,
 		}
 		if (fi && fi->analyzed && fi->loops.is_back_edge[i])
 			jout_set(o, "back", json_true(), err);
+		if (retreating[i])
+			jout_set(o, "retreating", json_true(), err);
 		jout_push(a, o, err);
 	}
+	free(retreating);
 	return a;
 }
 
