@@ -27,7 +27,7 @@ LIBS     := -lelf -ldw -lcapstone -ljansson -lxxhash -lz -lm
 FUZZ_SECONDS ?= 60
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test unit-tests check-corpus check-coverage check-distro check-python check-bolt check-pgo fuzz bench bench-extra clean example
+.PHONY: all deps test unit-tests check-path-oracle check-corpus check-coverage check-distro check-python check-bolt check-pgo fuzz bench bench-extra clean example
 
 CFG_SRCS  := $(sort $(wildcard cfg/*.c))
 EST_SRCS  := $(sort $(wildcard estimators/*.c))
@@ -97,6 +97,16 @@ $(BUILD)/tests/count_oracle: tests/oracle/count_oracle.c $(BUILD)/tests/support/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson -lcapstone
 
+# The path-profile oracle (tests/path-oracle.sh): a single-stepping tracer and the replay of
+# its traces into Ball-Larus path counts; neither links edgeprof's libraries.
+$(BUILD)/tests/step_trace: tests/oracle/step_trace.c tests/oracle/step_trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@
+
+$(BUILD)/tests/path_oracle: tests/oracle/path_oracle.c tests/oracle/step_trace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -ljansson
+
 $(BUILD)/tests/sweep_oracle: tests/oracle/sweep_oracle.c $(BUILD)/tests/support/callgrind.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests $^ -o $@ -ljansson
@@ -126,6 +136,10 @@ check-bolt: all
 
 check-distro: all $(ORACLES)
 	scripts/check-distro.sh
+
+# The path oracle checked against callgrind (not part of make test).
+check-path-oracle: all $(BUILD)/tests/step_trace $(BUILD)/tests/path_oracle $(BUILD)/tests/count_oracle
+	tests/path-oracle.sh
 
 # Issue 18: lua5.4 rebuilt with clang-19 -fprofile-sample-use from edgeprof's profile.
 check-pgo: all
