@@ -103,9 +103,9 @@ $(BUILD)/tests/step_trace: tests/oracle/step_trace.c tests/oracle/step_trace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@
 
-$(BUILD)/tests/path_oracle: tests/oracle/path_oracle.c tests/oracle/step_trace.h
+$(BUILD)/tests/path_oracle: tests/oracle/path_oracle.c tests/oracle/step_trace.h tests/support/json_hex.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< -o $@ -ljansson
+	$(CC) $(CFLAGS) -Itests $< -o $@ -ljansson
 
 $(BUILD)/tests/sweep_oracle: tests/oracle/sweep_oracle.c $(BUILD)/tests/support/callgrind.o
 	@mkdir -p $(@D)

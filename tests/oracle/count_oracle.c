@@ -43,6 +43,7 @@
 #include <capstone/capstone.h>
 #include <jansson.h>
 
+#include "support/json_hex.h"
 #include "support/callgrind.h"
 
 #define MAX_PRINTED 50
@@ -447,18 +448,6 @@ static uint64_t inflow(const struct cgdata *cg, uint64_t to)
 }
 
 /* ---- the profile ---------------------------------------------------------------------------- */
-
-static bool parse_hex(json_t *v, uint64_t *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-
-	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return !errno && *end == '\0' && end != s + 2;
-}
 
 /* A count: non-negative integer, or null. False when malformed. */
 static bool parse_count(json_t *v, bool *has, uint64_t *out)

@@ -68,6 +68,8 @@
 
 #include <jansson.h>
 
+#include "support/json_hex.h"
+
 /* The trace format (written by tests/oracle/step_trace.c). */
 #include "step_trace.h"
 
@@ -198,18 +200,6 @@ static void grow(void *pp, size_t *cap, size_t need, size_t size)
 }
 
 /* ---- the CFG --------------------------------------------------------------------------------- */
-
-static bool parse_hex(json_t *v, uint64_t *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-
-	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return !errno && *end == '\0' && end != s + 2;
-}
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {

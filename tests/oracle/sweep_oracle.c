@@ -49,6 +49,7 @@
 
 #include <jansson.h>
 
+#include "support/json_hex.h"
 #include "support/callgrind.h"
 
 #define MAX_CG_FILES 256
@@ -157,18 +158,6 @@ out:
 	free(d);
 	fclose(fp);
 	return ret;
-}
-
-static bool parse_hex(json_t *v, uint64_t *out)
-{
-	const char *str = json_string_value(v);
-	char *end;
-
-	if (!str || str[0] != '0' || (str[1] != 'x' && str[1] != 'X'))
-		return false;
-	errno = 0;
-	*out = strtoull(str + 2, &end, 16);
-	return !errno && *end == '\0' && end != str + 2;
 }
 
 /* Index of the first callgrind instruction at or above ADDR. */
