@@ -9,6 +9,8 @@
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/build-jobs.sh
+source tests/support/build-jobs.sh
 
 OUT=build/tests/programs
 ORACLE=build/tests/cfg_oracle
@@ -108,35 +110,17 @@ run_one() {
 }
 
 start=$(date +%s)
-results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+jobs_begin
 n=0
-running=0
 while read -r cc opt pie name src; do
 	case $name in *"$FILTER"*) ;; *) continue ;; esac
 	n=$((n + 1))
-	echo "$OUT/$name.log" >"$results/$n.log"
-	(run_one "$cc" "$opt" "$pie" "$name" "$src" >"$results/$n.out"; echo $? >"$results/$n.rc"
-	 cat "$results/$n.out") &
-	running=$((running + 1))
-	if [ $running -ge $JOBS ]; then
-		wait -n
-		running=$((running - 1))
-	fi
+	echo "$OUT/$name.log" >"$jobs_dir/$n.log"
+	job_start $n run_one "$cc" "$opt" "$pie" "$name" "$src"
 done < <(list_builds)
-wait
-
-pass=0
-fail=0
-for ((i = 1; i <= n; i++)); do
-	if [ "$(cat "$results/$i.rc" 2>/dev/null)" = 0 ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-	fi
-done
+jobs_end $n
 # Totals over every oracle run of this invocation (unstripped and stripped CFGs).
-totals=$(for ((i = 1; i <= n; i++)); do cat "$(cat "$results/$i.log")" 2>/dev/null; done |
+totals=$(for ((i = 1; i <= n; i++)); do cat "$(cat "$jobs_dir/$i.log")" 2>/dev/null; done |
 	grep '^cfg_oracle ' | tr -d ',;' | awk '
 	{ for (i = 1; i < NF; i++) {
 		if ($i == "insns") ci += $(i + 1); if ($i == "jumps") cj += $(i + 1);
@@ -145,5 +129,5 @@ totals=$(for ((i = 1; i <= n; i++)); do cat "$(cat "$results/$i.log")" 2>/dev/nu
 		if ($i == "fallthrough") mf += $(i + 1); if ($i == "call") mc += $(i + 1); } }
 	END { printf "checked insns %d, jumps %d, fallthroughs %d, calls %d; " \
 		"misses insn %d, jump %d, fallthrough %d, call %d", ci, cj, cf, cc, mi, mj, mf, mc }')
-echo "oracle-cfg: $n builds, $pass ok, $fail failed in $(($(date +%s) - start))s; $totals"
-[ $fail -eq 0 ] && [ $n -gt 0 ]
+echo "oracle-cfg: $n builds, $jobs_pass ok, $jobs_fail failed in $(($(date +%s) - start))s; $totals"
+[ $jobs_fail -eq 0 ] && [ $n -gt 0 ]

@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/support/callgrind-run.sh
 source tests/support/callgrind-run.sh
+# shellcheck source=tests/support/build-jobs.sh
+source tests/support/build-jobs.sh
 
 OUT=build/tests/oracle-run
 ORACLE=build/tests/count_oracle
@@ -181,41 +183,19 @@ run_one() {
 }
 
 start=$(date +%s)
-results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+jobs_begin
 n=0
-running=0
 while read -r cc opt name src; do
 	case $name in *"$FILTER"*) ;; *) continue ;; esac
 	n=$((n + 1))
-	(
-		rc=0
-		run_one "$cc" "$opt" "$name" "$src" >"$results/$n.out" 2>&1 || rc=$?
-		echo "$rc" >"$results/$n.rc"
-		echo "$OUT/$name" >"$results/$n.dir"
-		cat "$results/$n.out"
-	) &
-	running=$((running + 1))
-	if [ $running -ge $JOBS ]; then
-		wait -n || true
-		running=$((running - 1))
-	fi
+	echo "$OUT/$name" >"$jobs_dir/$n.dir"
+	job_start $n run_one "$cc" "$opt" "$name" "$src"
 done < <(list_builds)
-wait || true
-
-pass=0
-fail=0
-for ((i = 1; i <= n; i++)); do
-	if [ "$(cat "$results/$i.rc" 2>/dev/null)" = 0 ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-	fi
-done
+jobs_end $n
 totals=$(for ((i = 1; i <= n; i++)); do
-	d=$(cat "$results/$i.dir" 2>/dev/null) && cat "$d/optimal.oracle" "$d/naive.oracle" 2>/dev/null
+	d=$(cat "$jobs_dir/$i.dir" 2>/dev/null) && cat "$d/optimal.oracle" "$d/naive.oracle" 2>/dev/null
 done |
 	sed -n 's/^count_oracle .*: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\) checked .*differences \([0-9]*\).*/\1 \2 \3/p' |
 	awk '{ b += $1; e += $2; d += $3 } END { printf "checked blocks %d, edges %d; differences %d", b, e, d }')
-echo "oracle-run: $n builds, $pass ok, $fail failed in $(($(date +%s) - start))s; $totals"
-[ $fail -eq 0 ] && [ $n -gt 0 ]
+echo "oracle-run: $n builds, $jobs_pass ok, $jobs_fail failed in $(($(date +%s) - start))s; $totals"
+[ $jobs_fail -eq 0 ] && [ $n -gt 0 ]

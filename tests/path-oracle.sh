@@ -25,6 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/support/callgrind-run.sh
 source tests/support/callgrind-run.sh
+# shellcheck source=tests/support/build-jobs.sh
+source tests/support/build-jobs.sh
 
 OUT=build/tests/path-oracle
 STEP=build/tests/step_trace
@@ -223,10 +225,8 @@ run_one() {
 }
 
 start=$(date +%s)
-results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+jobs_begin
 n=0
-running=0
 for prog in $PROGRAMS; do
 	src=tests/programs/$prog.c
 	builds=("gcc O0 $prog-O0" "gcc O2 $prog-O2" "clang O2 $prog-clang-O2")
@@ -238,29 +238,9 @@ for prog in $PROGRAMS; do
 		read -r cc opt name <<<"$build"
 		case $name in *"$FILTER"*) ;; *) continue ;; esac
 		n=$((n + 1))
-		(
-			rc=0
-			run_one "$cc" "$opt" "$name" "$src" >"$results/$n.out" 2>&1 || rc=$?
-			echo "$rc" >"$results/$n.rc"
-			cat "$results/$n.out"
-		) &
-		running=$((running + 1))
-		if [ $running -ge $JOBS ]; then
-			wait -n || true
-			running=$((running - 1))
-		fi
+		job_start $n run_one "$cc" "$opt" "$name" "$src"
 	done
 done
-wait || true
-
-pass=0
-fail=0
-for ((i = 1; i <= n; i++)); do
-	if [ "$(cat "$results/$i.rc" 2>/dev/null)" = 0 ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-	fi
-done
-echo "path-oracle: $n builds, $pass ok, $fail failed in $(($(date +%s) - start))s"
-[ $fail -eq 0 ] && [ $n -gt 0 ]
+jobs_end $n
+echo "path-oracle: $n builds, $jobs_pass ok, $jobs_fail failed in $(($(date +%s) - start))s"
+[ $jobs_fail -eq 0 ] && [ $n -gt 0 ]
