@@ -1124,13 +1124,6 @@ static int add_func(struct builder *b, const struct func_start *fs)
 	return 0;
 }
 
-static int cmp_func(const void *a, const void *b)
-{
-	const struct cfg_func *x = a, *y = b;
-
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
-}
-
 /* Can F reach a return under the current statuses? Returns, unresolved jumps, undecodable
  * code and tail calls to callees that may return all count; a call to a callee that is
  * (currently) no-return cuts its call-return edge. */
@@ -1699,7 +1692,8 @@ int cfg_program__build(struct cfg_program *prog, struct elf_image *img,
 	if (!err) {
 		finish(&b);
 		if (b.funcs.n)
-			qsort(b.funcs.v, b.funcs.n, sizeof(*b.funcs.v), cmp_func);
+			sort__by_key_u64(b.funcs.v, b.funcs.n, sizeof(*b.funcs.v),
+					 offsetof(struct cfg_func, entry), false);
 		prog->funcs = b.funcs.v;
 		prog->nfuncs = b.funcs.n;
 		b.funcs.v = NULL;

@@ -608,15 +608,6 @@ struct span_end {
 	bool stops; /* its last instruction is a jmp, an indirect jmp or a ret */
 };
 
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span_end *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
 static bool func_refused(const struct patch_analysis *pa, uint32_t func)
 {
 	return func >= pa->nfuncs || pa->funcs[func].refused;
@@ -728,7 +719,9 @@ static int find_gaps(struct patch_analysis *pa, struct decoder *d)
 							    flow == INSN_RET };
 		}
 	}
-	qsort(v, n, sizeof(*v), span_cmp);
+	/* By start, then end (two stable passes), as span_cmp orders them. */
+	sort__by_key_u64(v, n, sizeof(*v), offsetof(struct span_end, end), false);
+	sort__by_key_u64(v, n, sizeof(*v), offsetof(struct span_end, start), false);
 	for (size_t i = 0; !err && i < n;) {
 		/* The union of the spans from i on: [v[i].start, end); all of those ending at
 		 * END must stop there, and their functions be sound. */

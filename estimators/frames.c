@@ -7,12 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_ref(const void *a, const void *b)
-{
-	const struct block_ref *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
+#include "cfg/sort.h"
 
 int block_index__build(struct block_index *bi, const struct cfg_program *prog)
 {
@@ -30,7 +25,8 @@ int block_index__build(struct block_index *bi, const struct cfg_program *prog)
 							     .end = prog->funcs[i].blocks[b].end,
 							     .func = (uint32_t)i, .block = b };
 	if (bi->n)
-		qsort(bi->v, bi->n, sizeof(*bi->v), cmp_ref);
+		sort__by_key_u64(bi->v, bi->n, sizeof(*bi->v), offsetof(struct block_ref, start),
+				 false);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "placement.h"
 #include "cfg/dominators.h"
 #include "cfg/loops.h"
+#include "cfg/sort.h"
 #include "union_find.h"
 #include "weights.h"
 
@@ -306,6 +307,31 @@ static int cmp_keyed_desc(const void *a, const void *b)
 	return x->e < y->e ? -1 : x->e > y->e;
 }
 
+/* Sorts KE[0, N), made in order of .e, as cmp_keyed_desc orders them: by two stable radix
+ * passes (weight, then cost, each descending) when every cost and weight is a number >= 0 (the
+ * bits of which order as the values do), else by qsort. */
+static void sort_keyed_edges(struct keyed_edge *ke, size_t n)
+{
+	size_t i = 0;
+
+	if (n <= 16) {
+		sort__keyed(ke, n, sizeof(*ke), cmp_keyed_desc);
+		return;
+	}
+	for (; i < n; i++) {
+		if (!(ke[i].key >= 0 && ke[i].w >= 0) || ke[i].e != i)
+			break;
+		ke[i].key = ke[i].key == 0 ? 0.0 : ke[i].key; /* -0 as +0 */
+		ke[i].w = ke[i].w == 0 ? 0.0 : ke[i].w;
+	}
+	if (i < n) {
+		qsort(ke, n, sizeof(*ke), cmp_keyed_desc);
+		return;
+	}
+	sort__by_key_u64(ke, n, sizeof(*ke), offsetof(struct keyed_edge, w), true);
+	sort__by_key_u64(ke, n, sizeof(*ke), offsetof(struct keyed_edge, key), true);
+}
+
 /* Counts block B with a COUNT site at instruction index K (shared when already counted). */
 static int count_block(struct planner *p, size_t fi, struct func_plan *fp, uint32_t b, long k)
 {
@@ -508,7 +534,7 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			.w = wb, .e = ne + 1 + np + e
 		};
 	}
-	qsort(ke, nall, sizeof(*ke), cmp_keyed_desc);
+	sort_keyed_edges(ke, nall);
 	/* EXIT->root and the pseudo-edges must be the very first tree edges (a star at EXIT
 	 * and EXIT->root, to distinct vertices: no cycle). */
 	for (uint32_t first = 0, k = 0; k < nall; k++)
@@ -628,13 +654,6 @@ out:
 	free(ke);
 	free(parent);
 	return err;
-}
-
-static int cmp_site(const void *a, const void *b)
-{
-	const struct probe_site *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /* Forgets the sites and counters added for a function since the marks (a failed attempt). */
@@ -792,7 +811,8 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 	}
 	/* Sites sorted by address; then each counter points at its site's index. */
 	if (p.sites.n)
-		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
+		sort__by_key_u64(p.sites.v, p.sites.n, sizeof(*p.sites.v),
+				 offsetof(struct probe_site, addr), false);
 	pl->sites = p.sites.v;
 	pl->nsites = p.sites.n;
 	pl->counters = p.counters.v;
@@ -990,7 +1010,8 @@ int placement__replan(struct placement *pl, const struct cfg_program *prog,
 			       (kept[fi] ? pl->counters : p.counters.v) + r[fi].c0,
 			       r[fi].nc * sizeof(*counters));
 	if (p.sites.n)
-		qsort(p.sites.v, p.sites.n, sizeof(*p.sites.v), cmp_site);
+		sort__by_key_u64(p.sites.v, p.sites.n, sizeof(*p.sites.v),
+				 offsetof(struct probe_site, addr), false);
 	merge_sites(sites, pl, kept, &p, r);
 	for (fi = 0; fi < nf; fi++) {
 		if (!kept[fi]) {

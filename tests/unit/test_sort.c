@@ -1,9 +1,13 @@
 /*
  * Unit tests of cfg/sort.h: sort__u64 gives the order qsort gives with a numeric comparison,
  * on arrays short (insertion sort) and long (radix sort), with duplicates, with values that
- * differ in one byte only, in high bytes only, in every byte, already sorted and reversed.
+ * differ in one byte only, in high bytes only, in every byte, already sorted and reversed;
+ * sort__by_key_u64 and sort__keyed give the order of a stable sort (qsort with the original
+ * position as the last key) on records with duplicate keys, both directions, and without
+ * their buffers' memory too (insertion).
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,10 +90,79 @@ static void test_shapes(void **state)
 	}
 }
 
+/* A record with a key at an odd offset and a payload that tells equal keys apart. */
+struct rec {
+	uint32_t pos; /* original position */
+	uint8_t pad;
+	uint64_t key;
+	char tail[3];
+} __attribute__((packed));
+
+static bool descending;
+
+/* The stable order: by key (DESCENDING or not), then by original position. */
+static int cmp_rec_stable(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->key != y->key)
+		return (x->key < y->key) != descending ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The order by key alone (what sort__keyed is given; stability must do the rest). */
+static int cmp_rec_key(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->key == y->key)
+		return 0;
+	return (x->key < y->key) != descending ? -1 : 1;
+}
+
+static void test_by_key(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 15, 16, 17, 100, 5000 };
+	static const uint64_t masks[] = { 0x3ULL, 0xfffffULL, ~0ULL };
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++)
+			for (int d = 0; d < 2; d++) {
+				size_t n = sizes[s];
+				struct rec *a = calloc(n + 1, sizeof(*a)), *b = calloc(n + 1, sizeof(*b)),
+					   *c = calloc(n + 1, sizeof(*c));
+
+				assert_non_null(a);
+				assert_non_null(b);
+				assert_non_null(c);
+				for (size_t i = 0; i < n; i++) {
+					a[i].pos = (uint32_t)i;
+					a[i].key = next() & masks[m];
+					a[i].tail[0] = (char)i;
+				}
+				memcpy(b, a, n * sizeof(*a));
+				memcpy(c, a, n * sizeof(*a));
+				descending = d;
+				qsort(b, n, sizeof(*b), cmp_rec_stable);
+				sort__by_key_u64(a, n, sizeof(*a), offsetof(struct rec, key), d);
+				assert_memory_equal(a, b, n * sizeof(*a));
+				sort__keyed(c, n, sizeof(*c), cmp_rec_key);
+				assert_memory_equal(c, b, n * sizeof(*c));
+				/* Sorted input stays as it is. */
+				sort__by_key_u64(a, n, sizeof(*a), offsetof(struct rec, key), d);
+				assert_memory_equal(a, b, n * sizeof(*a));
+				free(a);
+				free(b);
+				free(c);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shapes),
+		cmocka_unit_test(test_by_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -519,17 +519,10 @@ static bool conts_bytes_ok(void *ctx, uint64_t vaddr, uint8_t len)
 	return same_as_file(c->o, &c->mem, vaddr, len, &none);
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 /* Sorts the N (key, value) PAIRS by key and splits them into KEYS and VALUES (N each). */
 static void split_sorted(uint64_t *pairs, size_t n, uint64_t *keys, uint64_t *values)
 {
-	qsort(pairs, n, 2 * sizeof(*pairs), cmp_pair);
+	sort__by_key_u64(pairs, n, 2 * sizeof(*pairs), 0, false);
 	for (size_t i = 0; i < n; i++) {
 		keys[i] = pairs[2 * i];
 		values[i] = pairs[2 * i + 1];

@@ -24,6 +24,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "cfg/sort.h"
 #include "user/proc/remote.h"
 #include "user/util/log.h"
 
@@ -582,13 +583,6 @@ struct span {
 	const uint8_t *code, *orig;
 };
 
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 /* The spans of SITES[0, N) (windows and springboards; a kept springboard is left out when
  * SKIP_KEPT), sorted by address, into *OUT (*NOUT of them). */
 static int spans_of(struct site *const *sites, size_t n, bool skip_kept, struct span **out,
@@ -608,7 +602,7 @@ static int spans_of(struct site *const *sites, size_t n, bool skip_kept, struct 
 		if (s->sb && !(skip_kept && s->keep_sb))
 			v[k++] = (struct span){ s->sb, 5, s->sb_code, s->sb_orig };
 	}
-	qsort(v, k, sizeof(*v), span_cmp);
+	sort__by_key_u64(v, k, sizeof(*v), offsetof(struct span, addr), false);
 	*out = v;
 	*nout = k;
 	return 0;
@@ -825,7 +819,7 @@ int patcher__install(struct patcher *p, const struct patch_blob *blobs, size_t n
 		write_tramp(p, &news[i], &blobs[i]);
 	for (size_t i = 0; i < n; i++)
 		by_site[i] = &news[i];
-	qsort(by_site, n, sizeof(*by_site), site_cmp_site);
+	sort__keyed(by_site, n, sizeof(*by_site), site_cmp_site);
 	err = rewrite_sites(p->pid, p->mem, by_site, n, false, true);
 	if (err)
 		goto out;
@@ -1043,7 +1037,7 @@ static int restore_sites(struct patcher *p, int pid, int mem)
 	}
 	for (size_t i = 0; i < p->nsites; i++)
 		sorted[i] = &p->sites[i];
-	qsort(sorted, p->nsites, sizeof(*sorted), site_cmp_site);
+	sort__keyed(sorted, p->nsites, sizeof(*sorted), site_cmp_site);
 	err = rewrite_sites(pid, mem, sorted, p->nsites, true, false);
 	free(sorted);
 	return err;
