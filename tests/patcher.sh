@@ -28,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror -I. -D_GNU_SOURCE"
 if ! gcc $CFLAGS tests/patcher_test.c user/count/patcher.c user/proc/remote.c \
-	user/util/log.c user/util/progress.c user/util/clock.c cfg/error.c -lpthread -o "$tmp/driver" 2>"$tmp/build.err"; then
+	user/util/log.c user/util/progress.c user/util/clock.c cfg/error.c cfg/sort.c -lpthread -o "$tmp/driver" 2>"$tmp/build.err"; then
 	cat "$tmp/build.err"
 	echo "FAIL: cannot build the patcher test driver"
 	exit 1
