@@ -1787,6 +1787,32 @@ static void exit_stop(struct tracer *t, struct task *task)
 	}
 }
 
+/* Whether MSG, the message of a fork, vfork or clone event of TASK, is the new task: a SIGKILL
+ * that ends the event's stop before the message is read lets the exit path write the exit
+ * status over it (a parent killed as it forks). The new task is traced by this process
+ * (auto-attached); a task that /proc no longer shows (gone already) is taken at its word. */
+static bool spawned_by(const struct task *task, int msg)
+{
+	char path[64], line[256];
+	int tracer = -1;
+	FILE *f;
+
+	if (msg <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", msg);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f) && sscanf(line, "TracerPid: %d", &tracer) != 1)
+		;
+	fclose(f);
+	if (tracer < 0 || tracer == getpid())
+		return true;
+	pr_debug("thread %d: its fork event's message (%d) is no task it made: killed since",
+		 task->tid, msg);
+	return false;
+}
+
 /* Handles a ptrace event stop of TASK; returns nothing: the task is resumed after. */
 static void event_stop(struct tracer *t, struct task *task, int event)
 {
@@ -1810,7 +1836,8 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 	case PTRACE_EVENT_VFORK:
 		/* The new task is attached and will stop with SIGSTOP (perhaps it already
 		 * has): it is handled at that stop, whichever comes first. */
-		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0) {
+		if (ptrace(PTRACE_GETEVENTMSG, task->tid, NULL, &msg) == 0 &&
+		    spawned_by(task, (int)msg)) {
 			if (t->hooks && t->hooks->spawned)
 				t->hooks->spawned(t->hooks->ctx, task->tid, (int)msg,
 						  event == PTRACE_EVENT_CLONE);
@@ -1824,6 +1851,19 @@ static void event_stop(struct tracer *t, struct task *task, int event)
 		task->tgid = tid;
 		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) != 0)
 			msg = (unsigned long)tid;
+		/* The message is the exec'ing thread's former id, unless a SIGKILL ended this
+		 * stop before it was read: the exit path has then written the exit status over
+		 * it (9, from a parent that kills its child as soon as the exec is done). Any
+		 * value that is no thread of this process is that: the leader exec'd. */
+		if ((int)msg != tid) {
+			const struct task *old = task_find(t, (int)msg);
+
+			if (!old || old->tgid != tid) {
+				pr_debug("process %d: its exec's message (%lu) names no thread of it: killed since",
+					 tid, msg);
+				msg = (unsigned long)tid;
+			}
+		}
 		exec_done(t, tid, (int)msg);
 		if ((int)msg != tid)
 			task_remove(t, (int)msg);
