@@ -7,7 +7,8 @@
 #   native     the program as built (-O2 -g)
 #   edgeprof   `edgeprof run`, its default mechanism (`--probes auto`: in-process counters
 #              where proven safe, uprobes elsewhere; default placement: spanning-tree chords),
-#              a later run of the binary (an untimed one first fills the decode cache)
+#              a later run of the binary (an untimed one first fills the decode and
+#              analysis caches)
 #   cold       the same with EDGEPROF_NO_DECODE_CACHE=1: a first run of the binary
 #   uprobe     `edgeprof run --probes uprobe` (every counter a kernel uprobe); "missing" when
 #              this edgeprof has no `run --probes` (detected from `edgeprof run --help`)
@@ -321,8 +322,8 @@ while IFS=$'\t' read -r -a row; do
 	cmd=("${row[@]:4}")
 	# Warm-up, untimed: page cache, and the native output the others are compared with.
 	"${cmd[@]}" </dev/null >"$WORK/runs/$prog.native.ref" 2>/dev/null || true
-	# ... and edgeprof's decode cache: every timed edgeprof run is a later run of the binary
-	# (the cold column is a first one: EDGEPROF_NO_DECODE_CACHE=1).
+	# ... and edgeprof's decode and analysis caches: every timed edgeprof run is a later run
+	# of the binary (the cold column is a first one: EDGEPROF_NO_DECODE_CACHE=1).
 	"${EP_ENV[@]}" "$EP" -q run -o "$WORK/runs/$prog.warmup.prof" -- "${cmd[@]}" </dev/null \
 		>/dev/null 2>&1 || true
 	rounds=$((REPS > REPS_SLOW ? REPS : REPS_SLOW))

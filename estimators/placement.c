@@ -332,6 +332,49 @@ static void sort_keyed_edges(struct keyed_edge *ke, size_t n)
 	sort__by_key_u64(ke, n, sizeof(*ke), offsetof(struct keyed_edge, key), true);
 }
 
+/* Why a function is not planned with chords (func_plan.reason): every text it can be. */
+enum {
+	REASON_NOT_SELECTED,
+	REASON_NO_CODE,
+	REASON_OVERLAP,
+	REASON_NAIVE,
+	REASON_UNRESOLVED,
+	REASON_BAD_CODE,
+	REASON_RUNS_OFF,
+	REASON_FOREIGN,
+	REASON_CYCLE,
+	REASON_SHARED,
+	NREASONS
+};
+
+static const char *const plan_reasons[NREASONS] = {
+	[REASON_NOT_SELECTED] = "not selected",
+	[REASON_NO_CODE] = "no code",
+	[REASON_OVERLAP] = "overlapping instructions",
+	[REASON_NAIVE] = "naive placement requested",
+	[REASON_UNRESOLVED] = "unresolved indirect jump: block counts only",
+	[REASON_BAD_CODE] = "undecodable code: block counts only",
+	[REASON_RUNS_OFF] = "control runs past the function's end into other code: block counts only",
+	[REASON_FOREIGN] = "another function runs into its code: block counts only",
+	[REASON_CYCLE] = "edges no probe site can measure form a cycle: block counts only",
+	[REASON_SHARED] = "code shared with another function",
+};
+
+int placement__reason_index(const char *reason)
+{
+	if (!reason)
+		return -1;
+	for (int i = 0; i < NREASONS; i++)
+		if (!strcmp(reason, plan_reasons[i]))
+			return i;
+	return -2;
+}
+
+const char *placement__reason_text(int index)
+{
+	return index >= 0 && index < NREASONS ? plan_reasons[index] : NULL;
+}
+
 /* Counts block B with a COUNT site at instruction index K (shared when already counted). */
 static int count_block(struct planner *p, size_t fi, struct func_plan *fp, uint32_t b, long k)
 {
@@ -697,41 +740,40 @@ static int plan_func(struct planner *p, size_t fi, struct func_plan *fp)
 	rollback(p, fp, f, ns, nc);
 	if ((opt->select && !opt->select[fi]) || f->nblocks == 0) {
 		fp->status = PLAN_EXCLUDED;
-		fp->reason = f->nblocks ? "not selected" : "no code";
+		fp->reason = f->nblocks ? plan_reasons[REASON_NOT_SELECTED] : plan_reasons[REASON_NO_CODE];
 		return 0;
 	}
 	if (blocks_overlap(f)) {
 		/* A probe on one decoding would sit inside an instruction of the other. */
 		fp->status = PLAN_EXCLUDED;
-		fp->reason = "overlapping instructions";
+		fp->reason = plan_reasons[REASON_OVERLAP];
 		return 0;
 	}
 	if (opt->mode == PLACEMENT_NAIVE) {
 		fp->status = PLAN_NAIVE;
-		fp->reason = "naive placement requested";
+		fp->reason = plan_reasons[REASON_NAIVE];
 	} else if (f->flags & CFG_FUNC_UNRESOLVED) {
 		fp->status = PLAN_NAIVE;
-		fp->reason = "unresolved indirect jump: block counts only";
+		fp->reason = plan_reasons[REASON_UNRESOLVED];
 	} else if (f->flags & CFG_FUNC_BAD_CODE) {
 		fp->status = PLAN_NAIVE;
-		fp->reason = "undecodable code: block counts only";
+		fp->reason = plan_reasons[REASON_BAD_CODE];
 	} else if (f->flags & CFG_FUNC_RUNS_OFF) {
 		fp->status = PLAN_NAIVE;
-		fp->reason = "control runs past the function's end into other code: block "
-			     "counts only";
+		fp->reason = plan_reasons[REASON_RUNS_OFF];
 	} else if (f->flags & CFG_FUNC_FOREIGN_ENTRY) {
 		/* Flow enters from another function's code at blocks that also have entries of
 		 * their own: no probe tells those entries apart (propagation takes them as
 		 * unknowns, cfg_func.foreign). */
 		fp->status = PLAN_NAIVE;
-		fp->reason = "another function runs into its code: block counts only";
+		fp->reason = plan_reasons[REASON_FOREIGN];
 	} else {
 		fp->status = PLAN_CHORDS;
 		err = plan_chords(p, fi, fp);
 		if (err == 1) {
 			rollback(p, fp, f, ns, nc);
 			fp->status = PLAN_NAIVE;
-			fp->reason = "edges no probe site can measure form a cycle: block counts only";
+			fp->reason = plan_reasons[REASON_CYCLE];
 			err = 0;
 		}
 	}
@@ -747,7 +789,7 @@ static int plan_func(struct planner *p, size_t fi, struct func_plan *fp)
 		/* Another function already probes one of these instructions. */
 		rollback(p, fp, f, ns, nc);
 		fp->status = PLAN_EXCLUDED;
-		fp->reason = "code shared with another function";
+		fp->reason = plan_reasons[REASON_SHARED];
 		err = 0;
 	}
 	return err;
@@ -904,7 +946,7 @@ static bool shared_code(const struct placement *pl, size_t fi)
 	const struct func_plan *fp = &pl->funcs[fi];
 
 	return fp->status == PLAN_EXCLUDED && fp->reason &&
-	       strcmp(fp->reason, "code shared with another function") == 0;
+	       strcmp(fp->reason, plan_reasons[REASON_SHARED]) == 0;
 }
 
 /* The new sites of placement__replan into SITES: PL's sites of the KEPT functions and P's

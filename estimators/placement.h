@@ -157,4 +157,23 @@ int placement__replan(struct placement *pl, const struct cfg_program *prog,
 
 void placement__free(struct placement *pl);
 
+/* The index of REASON among the texts a plan gives func_plan.reason (-1 for NULL, -2 for a
+ * text no plan gives), and the text of INDEX (NULL for -1 or an unknown index): a saved plan
+ * keeps the index. */
+int placement__reason_index(const char *reason);
+const char *placement__reason_text(int index);
+
+struct snap_out;
+struct snap_in;
+
+/* Saves PL, planned for PROG with the longjmp pseudo-edges LJ (placement_snapshot.c).
+ * Returns 0, or -EINVAL when a function's reason is none a plan gives. */
+int placement__save(const struct placement *pl, const struct cfg_program *prog,
+		   const struct cfg_longjmp *lj, struct snap_out *o);
+
+/* Reads into *PL a plan placement__save saved for PROG (loaded the same way) and LJ. Returns
+ * 0, or -EINVAL / -ENOMEM with *PL released. */
+int placement__load(struct placement *pl, const struct cfg_program *prog,
+		    const struct cfg_longjmp *lj, struct snap_in *in);
+
 #endif

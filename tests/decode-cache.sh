@@ -2,7 +2,7 @@
 # The decode cache (user/session/decode_cache.c): the decoding of a binary kept across runs in
 # $XDG_CACHE_HOME/edgeprof/decode/, named by the hash of the binary's bytes.
 # tests/programs/example.c built with gcc -O2, profiled with `edgeprof run` under a cache
-# directory of its own:
+# directory of its own (EDGEPROF_NO_ANALYSIS_CACHE=1: the analysis is made each time):
 #   - a first run keeps the decoding (one file, named by 32 hex digits); a second one
 #     preloads it and keeps nothing; the two profiles are the same (everything but the run's
 #     timings) and the second one's counts equal callgrind's (build/tests/count_oracle);
@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/support/bpf-checks.sh
 # shellcheck source=tests/support/checks.sh
 source tests/support/checks.sh
+# shellcheck source=tests/support/cache-files.sh
+source tests/support/cache-files.sh
 EDGEPROF=${EDGEPROF:-build/edgeprof}
 ORACLE=build/tests/count_oracle
 
@@ -30,7 +32,9 @@ done
 
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 # default site costs: the same placement each run
+# Default site costs: the same placement each run; the decoding only (the analysis cache,
+# which a second run would read instead, has its test: tests/analysis-cache.sh).
+export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 EDGEPROF_NO_ANALYSIS_CACHE=1
 dir=$XDG_CACHE_HOME/edgeprof/decode
 gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
 printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
@@ -47,19 +51,10 @@ prof() {
 	fi
 }
 
-# same A B: the profiles are equal but for the run's timings.
-same() {
-	python3 - "$tmp/p$1.data" "$tmp/p$2.data" <<'EOF'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for p in (a, b):
-    for k in ("seconds", "analysis_s"):
-        p["run"].pop(k, None)
-sys.exit(0 if a == b else 1)
-EOF
-}
+# same A B: the profiles of runs A and B are equal but for the run's timings.
+same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
 
-files() { find "$dir" -maxdepth 1 -type f 2>/dev/null | grep -cE '/[0-9a-f]{32}$'; }
+files() { cache_files "$dir"; }
 
 prof 1 || exit 1
 if [ "$(files)" = 1 ] && grep -q 'decoded instructions kept in' "$tmp/log1"; then
@@ -88,20 +83,7 @@ fi
 
 # spoil HOW: changes the cache file (damaged: a payload byte; truncated: the last 8 bytes
 # gone; tool: a byte of the build ID in the header).
-spoil() {
-	python3 - "$cache" "$1" <<'EOF'
-import os, sys
-path, how = sys.argv[1:3]
-b = bytearray(open(path, "rb").read())
-if how == "damaged":
-    b[len(b) // 2] ^= 0xff
-elif how == "truncated":
-    b = b[:-8]
-elif how == "tool":
-    b[16] ^= 0xff
-open(path, "wb").write(b)
-EOF
-}
+spoil() { spoil_cache "$cache" "$1"; }
 n=3
 for how in damaged truncated tool; do
 	spoil $how

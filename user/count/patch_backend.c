@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cfg/patch_window.h"
+#include "cfg/snapshot.h"
 #include "cfg/sort.h"
 #include "user/count/patch_backend.h"
 #include "user/count/patch_sites.h"
@@ -997,3 +998,76 @@ const struct count_ops patch_count_ops = {
 	.before_signal = patch_before_signal,
 	.forked = patch_forked,
 };
+
+_Static_assert(sizeof(struct patch_obj) == 120, "patch_obj changed: save it (patch_backend__save)");
+_Static_assert(sizeof(struct win_memo) == 32, "win_memo changed: save it");
+
+int patch_backend__save(const struct patch_backend *b, unsigned index, struct snap_out *o)
+{
+	const struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+
+	/* What the analysis made: no process yet, nothing installed. */
+	if (!po || !po->ps || po->region >= 0 || po->nblobs || po->nind || po->used)
+		return -EINVAL;
+	struct patch_obj t = { .nwin = po->nwin, .reserved = po->reserved, .nmemo = po->nmemo };
+
+	snap_put(o, &t, sizeof(t));
+	if (patch_sites__save(po->ps, o))
+		return o->err ? o->err : -EINVAL;
+	snap_put_u64(o, po->win_start != NULL);
+	if (po->win_start) {
+		snap_put_array(o, po->win_start, po->nwin + 1, sizeof(*po->win_start));
+		snap_put_array(o, po->win_len, po->nwin + 1, sizeof(*po->win_len));
+		snap_put_array(o, po->win_sb, po->nwin + 1, sizeof(*po->win_sb));
+	}
+	snap_put_u64(o, po->memo != NULL);
+	if (po->memo)
+		snap_put_array(o, po->memo, po->nmemo, sizeof(*po->memo));
+	return o->err;
+}
+
+int patch_backend__load(struct patch_backend *b, unsigned index, struct cfg_program *prog,
+			struct snap_in *in)
+{
+	struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+	struct patch_obj saved;
+
+	if (!po || po->ps)
+		return in->err = -EINVAL;
+	if (!snap_get(in, &saved, sizeof(saved)))
+		return in->err;
+	*po = (struct patch_obj){ .region = -1, .nwin = saved.nwin, .reserved = saved.reserved,
+				  .nmemo = saved.nmemo };
+	if (patch_sites__load(&po->ps, prog, in))
+		goto fail;
+	if (snap_get_u64(in)) {
+		po->win_start = snap_get_array(in, po->nwin + 1, sizeof(*po->win_start));
+		po->win_len = snap_get_array(in, po->nwin + 1, sizeof(*po->win_len));
+		po->win_sb = snap_get_array(in, po->nwin + 1, sizeof(*po->win_sb));
+	} else {
+		snap_check(in, !po->nwin);
+	}
+	if (snap_get_u64(in))
+		po->memo = snap_get_array(in, po->nmemo, sizeof(*po->memo));
+	else
+		snap_check(in, !po->nmemo);
+	if (!in->err)
+		return 0;
+fail:
+	patch_backend__unload(b, index);
+	return in->err ? in->err : -EINVAL;
+}
+
+void patch_backend__unload(struct patch_backend *b, unsigned index)
+{
+	struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+
+	if (!po || po->region >= 0 || po->nblobs)
+		return;
+	patch_sites__close(po->ps);
+	free(po->win_start);
+	free(po->win_len);
+	free(po->win_sb);
+	free(po->memo);
+	*po = (struct patch_obj){ .region = -1 };
+}

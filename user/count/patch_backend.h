@@ -11,6 +11,7 @@
 
 struct patch_backend;
 struct count_object;
+struct placement;
 
 /* What the backend installed. */
 struct patch_stats {
@@ -32,6 +33,23 @@ int patch_backend__new(struct patch_backend **out, bool attach_mode);
  * patch_count / patch_branch classes of its instructions), before its plan is made. Returns
  * 0 or a negative errno (reported). */
 int patch_backend__classify(struct patch_backend *b, unsigned index, struct cfg_program *prog);
+
+struct snap_out;
+struct snap_in;
+
+/* Saves what the analysis of object INDEX made in B (patch_backend__classify, and
+ * patch_backend__settle's windows and reservations), before any process is counted. Returns
+ * 0, -EINVAL (nothing analysed, or a process already patched) or -ENOMEM. */
+int patch_backend__save(const struct patch_backend *b, unsigned index, struct snap_out *o);
+
+/* Reads into B's object INDEX (not yet classified) what patch_backend__save saved for PROG
+ * (loaded the same way): as if classified and settled. Returns 0 or -EINVAL / -ENOMEM. */
+int patch_backend__load(struct patch_backend *b, unsigned index, struct cfg_program *prog,
+			struct snap_in *in);
+
+/* Forgets the analysis of B's object INDEX (classified or loaded, not yet attached), as
+ * before patch_backend__classify. */
+void patch_backend__unload(struct patch_backend *b, unsigned index);
 
 /* Tells FN(CTX, object index, function index, hits) the table jumps counted in process that
  * went to no edge of the CFG (an index out of its table, a target that is no successor), at

@@ -127,4 +127,14 @@ void patch_blob__release(struct patch_blob *b);
 /* Frees PS. Safe on NULL. */
 void patch_sites__close(struct patch_sites *ps);
 
+struct snap_out;
+struct snap_in;
+
+/* Saves PS as it is (its analysis, slots, springboard reservations). Returns 0 or -ENOMEM. */
+int patch_sites__save(const struct patch_sites *ps, struct snap_out *o);
+
+/* Reads into *OUT what patch_sites__save saved for PROG (loaded the same way, its
+ * instructions' patch classes included). Returns 0 or -EINVAL / -ENOMEM (*OUT NULL). */
+int patch_sites__load(struct patch_sites **out, struct cfg_program *prog, struct snap_in *in);
+
 #endif

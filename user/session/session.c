@@ -3,6 +3,7 @@
  * frame events to a written profile. Shared by `edgeprof run` and `edgeprof record -p`.
  */
 #include "user/session/session.h"
+#include "user/session/analysis_cache.h"
 #include "user/session/decode_cache.h"
 #include "user/session/lib_hint.h"
 
@@ -393,20 +394,39 @@ static uint64_t capacity_bound(const struct session_object *o)
 	return n;
 }
 
-/* Opens object O at PATH with POPT and builds its CFG; sets its capacity (capacity_bound)
- * and ordinal slice. Returns 0 or -1 (reported). */
-static int object_open(struct session_object *o, const char *path,
-		       const struct placement_options *popt)
+/* Opens object O's image at PATH, with POPT for its analysis, unless it is open already.
+ * Returns 0 or -1 (reported). */
+static int object_open_image(struct session_object *o, const char *path,
+			     const struct placement_options *popt)
 {
-	uint64_t cap;
-
-	o->img.fd = -1;
+	if (o->img.fd >= 0)
+		return 0;
 	if (strlen(path) >= sizeof(o->path))
 		return pr_err("'%s': path too long", path);
 	strcpy(o->path, path);
 	o->popt = *popt;
 	if (elf_image__open(&o->img, path))
 		return pr_lib_err(path, cfg_strerror());
+	return 0;
+}
+
+/* Opens object O at PATH with POPT and builds its CFG; sets its capacity (capacity_bound)
+ * and ordinal slice. When O is cacheable and its analysis was kept, reads it back instead
+ * (into PB's object 0 too, ATTACH as the session's): O is cached, its CFG, plan and
+ * in-process windows made. Returns 0 or -1 (reported). */
+static int object_open(struct session_object *o, const char *path,
+		       const struct placement_options *popt, struct patch_backend *pb, bool attach)
+{
+	uint64_t cap;
+
+	if (object_open_image(o, path, popt))
+		return -1;
+	if (o->cacheable && analysis_cache__load(o, pb, attach)) {
+		o->cached = true;
+		o->popt.longjmp = &o->lj;
+		o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
+		return o->notes ? 0 : pr_err("out of memory");
+	}
 	if (decode_cache__build(&o->prog, &o->img, false, build_progress, o))
 		return pr_lib_err(path, cfg_strerror());
 	o->notes = calloc(o->prog.nfuncs + 1, sizeof(*o->notes));
@@ -427,13 +447,16 @@ static int object_open(struct session_object *o, const char *path,
 }
 
 /* Selects the functions of object O, opened by object_open (SELECT, may be NULL) and plans
- * their probes. Returns 0 or -1 (reported). */
+ * their probes (nothing to do when O is cached); a cacheable O's analysis is then kept, its
+ * writing's handle into *SAVE. Returns 0 or -1 (reported). */
 static int object_plan(struct session_object *o, struct func_select *select, const char *weights,
-		       struct patch_backend *pb, unsigned index, const uint64_t *roots,
-		       size_t nroots)
+		       struct patch_backend *pb, bool attach, unsigned index, const uint64_t *roots,
+		       size_t nroots, struct analysis_save **save)
 {
 	const char *path = o->path;
 
+	if (o->cached)
+		goto planned;
 	/* Where in-process counters can go, before the plan prices its sites. */
 	progress__set("analysing '%s': where counters can be written", base_name(o));
 	if (pb && patch_backend__classify(pb, index, &o->prog))
@@ -477,6 +500,9 @@ static int object_plan(struct session_object *o, struct func_select *select, con
 		return -1;
 	if (o->nordinals < plan_ordinals(&o->pl))
 		o->nordinals = plan_ordinals(&o->pl);
+	if (o->cacheable)
+		*save = analysis_cache__save(o, pb, attach);
+planned:
 	pr_info("'%s': %zu functions (%u with chords, %u block counts only, %u excluded), %zu probe sites, %u counters, %u jump tables",
 		path, o->prog.nfuncs, o->pl.nchord_funcs, o->pl.nnaive_funcs, o->pl.nexcluded_funcs,
 		o->pl.nsites, o->pl.ncounters, o->nordinals);
@@ -531,7 +557,7 @@ static int plan_objects(struct session *s, const char *binary, const struct sess
 		}
 		err = object_plan(ob, o->select, k ? NULL : o->weights,
 				  !k || ob->deferred || ob->patch_later ? s->patch : NULL,
-				  (unsigned)k, roots, nroots);
+				  o->bound_pid > 0, (unsigned)k, roots, nroots, &s->analysis_save);
 		free(roots);
 		if (err)
 			return -1;
@@ -596,23 +622,44 @@ static int prepare(struct session *s, const char *binary, const struct session_o
 		s->patch_owned = true;
 		patch_backend__on_unmatched(s->patch, patch_unmatched, s);
 	}
+	/* The binary's analysis is kept across runs when nothing but its bytes and the options
+	 * the key holds decides it. Read back, it takes less time than loading the BPF program,
+	 * which then starts first, sized by the kept capacity. */
+	s->objs[0].cacheable = !o->weights && !o->loop_stats && !func_select__active(o->select);
+	if (s->objs[0].cacheable && s->nobjs == 1) {
+		if (object_open_image(&s->objs[0], binary, &popt))
+			return -1;
+		if (analysis_cache__capacity(&s->objs[0], s->patch != NULL, o->bound_pid > 0,
+					     &load.capacity))
+			load.started = !pthread_create(&load.thread, NULL, load_probes, &load);
+	}
 	for (size_t k = 0; k < s->nobjs; k++) {
 		struct session_object *ob = &s->objs[k];
 
-		if (object_open(ob, k ? o->libs[k - 1] : binary, &popt))
-			return -1;
+		err = object_open(ob, k ? o->libs[k - 1] : binary, &popt, k ? NULL : s->patch,
+				  o->bound_pid > 0);
 		ob->counter_base = (uint32_t)total;
 		total += ob->capacity;
-		if (total >= EP_MAX_COUNTERS)
-			return pr_err("'%s': %llu counters needed, at most %llu supported: profile fewer libraries at once",
-				      ob->path, (unsigned long long)total,
-				      (unsigned long long)EP_MAX_COUNTERS);
+		if (!err && total >= EP_MAX_COUNTERS)
+			err = pr_err("'%s': %llu counters needed, at most %llu supported: profile fewer libraries at once",
+				     ob->path, (unsigned long long)total,
+				     (unsigned long long)EP_MAX_COUNTERS);
+		if (err)
+			break;
 		s->lib_ids[k] = ob->img.build_id;
 	}
 	s->capacity = (uint32_t)total;
+	if (load.started && (err || load.capacity != s->capacity)) {
+		/* Not needed, or sized for a kept analysis that was not used: sized again. */
+		pthread_join(load.thread, NULL);
+		probes__close(load.probes);
+		load = (struct probes_load){ 0 };
+	}
+	if (err)
+		return -1;
 	/* With --loop-stats the maps are sized by the loops too: loaded after their plan. */
 	load.capacity = s->capacity;
-	if (!o->loop_stats)
+	if (!o->loop_stats && !load.started)
 		load.started = !pthread_create(&load.thread, NULL, load_probes, &load);
 	err = plan_objects(s, binary, o);
 	s->analysis_s = now_seconds() - t0;
@@ -1720,6 +1767,8 @@ out:
 
 void session__release(struct session *s)
 {
+	analysis_cache__save_end(s->analysis_save);
+	s->analysis_save = NULL;
 	if (s->lines_started)
 		pthread_join(s->lines_thread, NULL);
 	s->lines_started = false;

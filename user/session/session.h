@@ -45,6 +45,8 @@ struct session_options {
 				     * counted into it) */
 };
 
+struct analysis_save;
+
 /* One profiled object: the binary (objs[0]) or a library. */
 struct session_object {
 	char path[PATH_MAX];   /* its real path */
@@ -62,6 +64,8 @@ struct session_object {
 				* probe can recompute (a bound on any plan's indirect sites) */
 	uint64_t bias;         /* run-time address - ELF vaddr of its code */
 	bool attached;
+	bool cacheable;        /* its analysis may be kept and read back (analysis_cache.h) */
+	bool cached;           /* ... and was read back: nothing to classify, plan or settle */
 	bool deferred;         /* run: attached when the loader has mapped it (tracer_hooks.mapped),
 				* with in-process counters; else at the exec, with uprobes */
 	bool patch_later;      /* run: the loader runs some of its code before its rendezvous
@@ -109,6 +113,7 @@ struct session {
 	/* The objects' source lines for the profile, read on a thread of their own from the
 	 * first counted process on (the machine's other core idles while the target runs). */
 	struct block_lines *lines;
+	struct analysis_save *analysis_save; /* the binary's analysis being kept (its thread) */
 	pthread_t lines_thread;
 	bool lines_started;
 };

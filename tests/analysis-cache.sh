@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The analysis cache (user/session/analysis_cache.c): what a session makes of a binary before
+# any process exists (CFGs, longjmp pseudo-edges, patch windows, the settled plan) kept across
+# runs in $XDG_CACHE_HOME/edgeprof/analysis/, named by the hash of the binary's bytes and of
+# the options the analysis depends on. tests/programs/example.c built with gcc -O2, profiled
+# with `edgeprof run` under a cache directory of its own:
+#   - a first run keeps the analysis (one file, named by 32 hex digits); a second one reads
+#     it back (no CFG is built: no decoding is read or kept) and keeps nothing; the two
+#     profiles are the same (everything but the run's timings: CFGs, sites, mechanisms,
+#     counts) and the second one's counts equal callgrind's (build/tests/count_oracle);
+#   - another placement (--placement naive) or mechanism (--probes uprobe) keeps a file of
+#     its own, and its second run reads it back with the same profile again;
+#   - --only (a selection the key does not hold) neither reads nor writes;
+#   - a file with one payload byte changed, cut short, or stamped by another edgeprof build
+#     is not used (-vv says why), the profile is the same again, and the file is written anew;
+#   - EDGEPROF_NO_ANALYSIS_CACHE=1 neither reads nor writes it (the decode cache is still
+#     kept), EDGEPROF_NO_DECODE_CACHE=1 neither;
+#   - at most 32 files stay: with 40 older ones there, saving one more drops the oldest.
+# Needs root (skips otherwise) and BPF: skips when BPF is unavailable (CI=true turns the skip
+# into a failure). Exit 0 pass, 77 skip, else fail.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/support/bpf-checks.sh
+source tests/support/bpf-checks.sh
+# shellcheck source=tests/support/checks.sh
+source tests/support/checks.sh
+# shellcheck source=tests/support/cache-files.sh
+source tests/support/cache-files.sh
+EDGEPROF=${EDGEPROF:-build/edgeprof}
+ORACLE=build/tests/count_oracle
+
+[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all $ORACLE)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
+for c in gcc python3 valgrind; do
+	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+done
+
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 # default site costs: the same key each run
+dir=$XDG_CACHE_HOME/edgeprof/analysis
+gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
+printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
+
+# prof N [ENV...] -- [RUN-OPTIONS...]: runs the example under edgeprof -vv into $tmp/pN.data,
+# log $tmp/logN.
+prof() {
+	local n=$1 envs=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	if ! env "${envs[@]}" "$EDGEPROF" -vv run -o "$tmp/p$n.data" "$@" -- "$tmp/example" \
+		"$tmp/input" >"$tmp/out$n" 2>"$tmp/log$n"; then
+		skip_if_no_bpf "$tmp/log$n"
+		bad "run $n failed: $(grep -v debug "$tmp/log$n" | head -c 300)"
+		return 1
+	fi
+}
+
+# same A B: the profiles of runs A and B are equal but for the run's timings.
+same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
+
+files() { cache_files "$dir"; }
+kept() { grep -q "analysis ([0-9]* bytes) kept in" "$tmp/log$1"; }
+read_back() { grep -q "analysis from '$dir/" "$tmp/log$1"; }
+
+prof 1 || exit 1
+if [ "$(files)" = 1 ] && kept 1; then
+	ok "a first run keeps the analysis: $(ls -s "$dir" | tail -n 1)"
+else
+	bad "a first run keeps no analysis ($(files) files): $(grep -i analysis "$tmp/log1")"
+fi
+cache=$(find "$dir" -maxdepth 1 -type f | head -n 1)
+
+prof 2 || exit 1
+if read_back 2 && ! kept 2 && ! grep -q 'decoded instructions' "$tmp/log2"; then
+	ok "a second run reads it back, builds no CFG and keeps nothing"
+else
+	bad "a second run does not read it back: $(grep -i 'analysis\|decoded' "$tmp/log2")"
+fi
+same 1 2 && ok "the two profiles are the same" || bad "the profiles of a cold and a warm run differ"
+valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
+	--callgrind-out-file="$tmp/cg.out" "$tmp/example" "$tmp/input" >/dev/null 2>"$tmp/vg.err" ||
+	{ bad "callgrind failed: $(tail -n 2 "$tmp/vg.err")"; }
+"$EDGEPROF" report --json "$tmp/p2.data" >"$tmp/p2.json" || bad "report failed"
+if msg=$("$ORACLE" --profile "$tmp/p2.json" --callgrind "$tmp/cg.out" --binary "$tmp/example" 2>&1); then
+	ok "the warm run's counts: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
+else
+	bad "the warm run's counts: $(tail -n 5 <<<"$msg")"
+fi
+
+# Other options, other files: each kept once, then read back with the same profile.
+n=3
+for opt in "--placement naive" "--probes uprobe"; do
+	before=$(files)
+	# shellcheck disable=SC2086
+	prof $n -- $opt || exit 1
+	# shellcheck disable=SC2086
+	prof $((n + 1)) -- $opt || exit 1
+	if [ "$(files)" = $((before + 1)) ] && kept $n && read_back $((n + 1)) && same $n $((n + 1)); then
+		ok "$opt keeps a file of its own and reads it back, the same profile"
+	else
+		bad "$opt: $(files) files (were $before), $(grep -h 'analysis' "$tmp/log$n" "$tmp/log$((n + 1))")"
+	fi
+	n=$((n + 2))
+done
+
+before=$(files)
+prof $n -- --only 'main' || exit 1
+if [ "$(files)" = "$before" ] && ! kept $n && ! read_back $n; then
+	ok "--only neither reads nor writes"
+else
+	bad "--only used the cache: $(grep -i analysis "$tmp/log$n")"
+fi
+n=$((n + 1))
+
+# spoil HOW: changes the first kept file (damaged: a payload byte; truncated: the last 8
+# bytes gone; tool: a byte of the build ID in the header).
+spoil() { spoil_cache "$cache" "$1"; }
+for how in damaged truncated tool; do
+	spoil $how
+	case $how in
+	damaged) why="damaged" ;;
+	truncated) why="truncated" ;;
+	tool) why="written by another edgeprof build" ;;
+	esac
+	prof $n || exit 1
+	if grep -q "not used: $why" "$tmp/log$n" && kept $n && ! read_back $n; then
+		ok "a $how file is not used and is written anew"
+	else
+		bad "a $how file: $(grep -i 'analysis\|not used' "$tmp/log$n")"
+	fi
+	same 1 $n && ok "the profile with a $how file is the same" ||
+		bad "the profile with a $how file differs"
+	n=$((n + 1))
+done
+
+XDG_CACHE_HOME=$tmp/off prof $n EDGEPROF_NO_ANALYSIS_CACHE=1 || exit 1
+if [ ! -e "$tmp/off/edgeprof/analysis" ] && [ -d "$tmp/off/edgeprof/decode" ] &&
+	! grep -q "analysis from '\|analysis ([0-9]* bytes) kept" "$tmp/log$n"; then
+	ok "EDGEPROF_NO_ANALYSIS_CACHE=1 neither reads nor writes it (the decoding is kept)"
+else
+	bad "EDGEPROF_NO_ANALYSIS_CACHE=1 still used the cache: $(ls "$tmp/off/edgeprof")"
+fi
+n=$((n + 1))
+XDG_CACHE_HOME=$tmp/off2 prof $n EDGEPROF_NO_DECODE_CACHE=1 || exit 1
+if [ ! -e "$tmp/off2/edgeprof/analysis" ] && [ ! -e "$tmp/off2/edgeprof/decode" ]; then
+	ok "EDGEPROF_NO_DECODE_CACHE=1 neither reads nor writes either cache"
+else
+	bad "EDGEPROF_NO_DECODE_CACHE=1 still used a cache: $(ls "$tmp/off2/edgeprof")"
+fi
+n=$((n + 1))
+
+rm -f "$dir"/*
+for i in $(seq 1 40); do
+	f=$dir/$(printf '%032x' "$i")
+	echo old >"$f"
+	touch -d "2020-01-01 00:00:$((i % 60))" "$f"
+done
+touch -d "2019-01-01" "$dir/$(printf '%032x' 40)"
+prof $n || exit 1
+if [ "$(files)" = 32 ] && [ -s "$cache" ] && [ ! -e "$dir/$(printf '%032x' 40)" ]; then
+	ok "saving one more with 40 there keeps 32 files, the new one in, the oldest out"
+else
+	bad "eviction: $(files) files left, new one $( [ -s "$cache" ] && echo kept || echo missing)"
+fi
+checks_summary analysis-cache
