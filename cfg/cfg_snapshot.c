@@ -7,6 +7,7 @@
 #include "cfg_snapshot.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,81 +35,92 @@ _Static_assert(sizeof(struct flag_liveness) == 40, "flag_liveness changed: save 
 
 /* --- symbols ------------------------------------------------------------------------------- */
 
-/* The array V of N ext_refs, their names left out (written after it). */
-static void put_ext_refs(struct snap_out *o, const struct ext_ref *v, size_t n)
+/* The records V[0, N) of SIZE bytes, with N, each with the string pointer at NAME_OFF
+ * cleared (the names are written on their own, or as references). */
+static void put_unnamed(struct snap_out *o, const void *v, size_t n, size_t size, size_t name_off)
 {
+	char rec[64];
+
+	if (size > sizeof(rec)) {
+		o->err = o->err ? o->err : -EINVAL;
+		return;
+	}
 	snap_put_u64(o, n);
 	for (size_t i = 0; i < n; i++) {
-		struct ext_ref r = v[i];
-
-		r.name = NULL;
-		snap_put(o, &r, sizeof(r));
+		memcpy(rec, (const char *)v + i * size, size);
+		memset(rec + name_off, 0, sizeof(void *));
+		snap_put(o, rec, size);
 	}
-	for (size_t i = 0; i < n; i++)
-		snap_put_str(o, v[i].name);
+}
+
+/* Reads what put_unnamed wrote, N records of SIZE bytes, then their N names (snap_put_str)
+ * into the string pointers at NAME_OFF: the array, or NULL on a failure (then every name
+ * read so far is in it, the others NULL: free them with the array). */
+static void *get_named(struct snap_in *in, size_t n, size_t size, size_t name_off)
+{
+	char *v = snap_get_array(in, n, size);
+
+	for (size_t i = 0; v && i < n; i++)
+		memset(v + i * size + name_off, 0, sizeof(void *));
+	for (size_t i = 0; v && i < n && !in->err; i++) {
+		char *name = snap_get_str(in);
+
+		memcpy(v + i * size + name_off, &name, sizeof(name));
+	}
+	return v;
+}
+
+static void put_names(struct snap_out *o, const void *v, size_t n, size_t size, size_t name_off)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name;
+
+		memcpy(&name, (const char *)v + i * size + name_off, sizeof(name));
+		snap_put_str(o, name);
+	}
+}
+
+/* Clears the pointers of S (written as arrays after it). */
+static void symbols_unlink(struct symbols *s)
+{
+	s->funcs = NULL;
+	s->objects = NULL;
+	s->plt = s->got = NULL;
+	s->debug_file = NULL;
+	s->lsdas = NULL;
 }
 
 static void symbols_save(const struct symbols *s, struct snap_out *o)
 {
 	struct symbols t = *s;
 
-	t.funcs = NULL;
-	t.objects = NULL;
-	t.plt = t.got = NULL;
-	t.debug_file = NULL;
-	t.lsdas = NULL;
+	symbols_unlink(&t);
 	snap_put(o, &t, sizeof(t));
-	snap_put_u64(o, s->nfuncs);
-	for (size_t i = 0; i < s->nfuncs; i++) {
-		struct func_start fs = s->funcs[i];
-
-		fs.name = NULL;
-		snap_put(o, &fs, sizeof(fs));
-	}
-	for (size_t i = 0; i < s->nfuncs; i++)
-		snap_put_str(o, s->funcs[i].name);
+	put_unnamed(o, s->funcs, s->nfuncs, sizeof(*s->funcs), offsetof(struct func_start, name));
+	put_names(o, s->funcs, s->nfuncs, sizeof(*s->funcs), offsetof(struct func_start, name));
 	snap_put_array(o, s->objects, s->nobjects, sizeof(*s->objects));
-	put_ext_refs(o, s->plt, s->nplt);
-	put_ext_refs(o, s->got, s->ngot);
+	put_unnamed(o, s->plt, s->nplt, sizeof(*s->plt), offsetof(struct ext_ref, name));
+	put_names(o, s->plt, s->nplt, sizeof(*s->plt), offsetof(struct ext_ref, name));
+	put_unnamed(o, s->got, s->ngot, sizeof(*s->got), offsetof(struct ext_ref, name));
+	put_names(o, s->got, s->ngot, sizeof(*s->got), offsetof(struct ext_ref, name));
 	snap_put_str(o, s->debug_file);
 	snap_put_array(o, s->lsdas, s->nlsdas, sizeof(*s->lsdas));
 }
 
-/* Every name pointer of S NULL, the arrays with them: symbols__free can release what a
- * failed load left. */
+/* Reads S; on a failure the arrays not read are NULL and their counts 0, so that
+ * symbols__free releases what was. */
 static int symbols_load(struct symbols *s, struct snap_in *in)
 {
 	snap_get(in, s, sizeof(*s));
-	s->funcs = NULL;
-	s->objects = NULL;
-	s->plt = s->got = NULL;
-	s->debug_file = NULL;
-	s->lsdas = NULL;
-	if (!(s->funcs = snap_get_array(in, s->nfuncs, sizeof(*s->funcs)))) {
-		s->nfuncs = s->nplt = s->ngot = 0;
-		return in->err;
-	}
-	for (size_t i = 0; i < s->nfuncs; i++)
-		s->funcs[i].name = NULL;
-	for (size_t i = 0; i < s->nfuncs && !in->err; i++)
-		s->funcs[i].name = snap_get_str(in);
+	symbols_unlink(s);
+	if (!(s->funcs =
+		  get_named(in, s->nfuncs, sizeof(*s->funcs), offsetof(struct func_start, name))))
+		s->nfuncs = 0;
 	s->objects = snap_get_array(in, s->nobjects, sizeof(*s->objects));
-	if (!(s->plt = snap_get_array(in, s->nplt, sizeof(*s->plt)))) {
-		s->nplt = s->ngot = 0;
-		return in->err;
-	}
-	for (size_t i = 0; i < s->nplt; i++)
-		s->plt[i].name = NULL;
-	for (size_t i = 0; i < s->nplt && !in->err; i++)
-		s->plt[i].name = snap_get_str(in);
-	if (!(s->got = snap_get_array(in, s->ngot, sizeof(*s->got)))) {
+	if (!(s->plt = get_named(in, s->nplt, sizeof(*s->plt), offsetof(struct ext_ref, name))))
+		s->nplt = 0;
+	if (!(s->got = get_named(in, s->ngot, sizeof(*s->got), offsetof(struct ext_ref, name))))
 		s->ngot = 0;
-		return in->err;
-	}
-	for (size_t i = 0; i < s->ngot; i++)
-		s->got[i].name = NULL;
-	for (size_t i = 0; i < s->ngot && !in->err; i++)
-		s->got[i].name = snap_get_str(in);
 	s->debug_file = snap_get_str(in);
 	s->lsdas = snap_get_array(in, s->nlsdas, sizeof(*s->lsdas));
 	return in->err;
@@ -162,20 +174,26 @@ static const char *name_of_ref(const struct symbols *s, uint64_t ref)
 
 /* --- functions ----------------------------------------------------------------------------- */
 
+/* Clears the pointers of F (written as arrays after it). */
+static void func_unlink(struct cfg_func *f)
+{
+	f->name = NULL;
+	f->blocks = NULL;
+	f->edges = NULL;
+	f->succ = f->pred = NULL;
+	f->insns = NULL;
+	f->calls = NULL;
+	f->tables = NULL;
+	f->unresolved = NULL;
+	f->foreign = NULL;
+}
+
 static int func_save(const struct cfg_func *f, const struct name_ref *refs, size_t nrefs,
 		     struct snap_out *o)
 {
 	struct cfg_func t = *f;
 
-	t.name = NULL;
-	t.blocks = NULL;
-	t.edges = NULL;
-	t.succ = t.pred = NULL;
-	t.insns = NULL;
-	t.calls = NULL;
-	t.tables = NULL;
-	t.unresolved = NULL;
-	t.foreign = NULL;
+	func_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	snap_put_str(o, f->name);
 	snap_put_opt(o, f->blocks, f->nblocks, sizeof(*f->blocks));
@@ -183,16 +201,11 @@ static int func_save(const struct cfg_func *f, const struct name_ref *refs, size
 	snap_put_opt(o, f->succ, f->nedges, sizeof(*f->succ));
 	snap_put_opt(o, f->pred, f->nedges, sizeof(*f->pred));
 	snap_put_opt(o, f->insns, f->ninsns, sizeof(*f->insns));
+	/* The calls as snap_put_opt writes them, their names as references. */
 	snap_put_u64(o, f->calls != NULL);
-	if (f->calls) {
-		snap_put_u64(o, f->ncalls);
-		for (uint32_t c = 0; c < f->ncalls; c++) {
-			struct cfg_call cl = f->calls[c];
-
-			cl.name = NULL;
-			snap_put(o, &cl, sizeof(cl));
-		}
-	}
+	if (f->calls)
+		put_unnamed(o, f->calls, f->ncalls, sizeof(*f->calls),
+			    offsetof(struct cfg_call, name));
 	for (uint32_t c = 0; f->calls && c < f->ncalls; c++) {
 		struct name_ref key = {.p = f->calls[c].name}, *r = NULL;
 
@@ -236,15 +249,7 @@ static int func_load(struct cfg_func *f, const struct symbols *s, struct snap_in
 		memset(f, 0, sizeof(*f));
 		return in->err;
 	}
-	f->name = NULL;
-	f->blocks = NULL;
-	f->edges = NULL;
-	f->succ = f->pred = NULL;
-	f->insns = NULL;
-	f->calls = NULL;
-	f->tables = NULL;
-	f->unresolved = NULL;
-	f->foreign = NULL;
+	func_unlink(f);
 	f->name = snap_get_str(in);
 	f->blocks = snap_get_opt(in, f->nblocks, sizeof(*f->blocks));
 	f->edges = snap_get_opt(in, f->nedges, sizeof(*f->edges));
@@ -314,13 +319,19 @@ int cfg_program__load(struct cfg_program *prog, struct elf_image *img, struct sn
 
 /* --- longjmp pseudo-edges ------------------------------------------------------------------ */
 
+/* Clears the pointers of LJ (written as arrays after it). */
+static void longjmp_unlink(struct cfg_longjmp *lj)
+{
+	lj->may_longjmp = NULL;
+	lj->first = NULL;
+	lj->v = NULL;
+}
+
 void cfg_longjmp__save(const struct cfg_longjmp *lj, size_t nfuncs, struct snap_out *o)
 {
 	struct cfg_longjmp t = *lj;
 
-	t.may_longjmp = NULL;
-	t.first = NULL;
-	t.v = NULL;
+	longjmp_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	snap_put_opt(o, lj->may_longjmp, nfuncs, sizeof(*lj->may_longjmp));
 	snap_put_opt(o, lj->first, nfuncs + 1, sizeof(*lj->first));
@@ -333,9 +344,7 @@ int cfg_longjmp__load(struct cfg_longjmp *lj, size_t nfuncs, struct snap_in *in)
 		memset(lj, 0, sizeof(*lj));
 		return in->err;
 	}
-	lj->may_longjmp = NULL;
-	lj->first = NULL;
-	lj->v = NULL;
+	longjmp_unlink(lj);
 	lj->may_longjmp = snap_get_opt(in, nfuncs, sizeof(*lj->may_longjmp));
 	lj->first = snap_get_opt(in, nfuncs + 1, sizeof(*lj->first));
 	lj->v = snap_get_opt(in, lj->nv, sizeof(*lj->v));
@@ -354,15 +363,29 @@ int cfg_longjmp__load(struct cfg_longjmp *lj, size_t nfuncs, struct snap_in *in)
 
 /* --- the patch-window analysis ------------------------------------------------------------- */
 
+/* Clears the pointers of PA and of PF (written as arrays after them). */
+static void analysis_unlink(struct patch_analysis *pa)
+{
+	pa->prog = NULL;
+	pa->entries.addr = NULL;
+	pa->entries.cap = 0;
+	pa->gaps = NULL;
+	pa->funcs = NULL;
+}
+
+static void patch_func_unlink(struct patch_func *pf)
+{
+	pf->reloc = pf->count_class = pf->branch_class = pf->indirect_class = NULL;
+	pf->quiet = NULL;
+	pf->block = NULL;
+	pf->fl.before = pf->fl.block_in = pf->fl.edge = NULL;
+}
+
 void patch_analysis__save(const struct patch_analysis *pa, struct snap_out *o)
 {
 	struct patch_analysis t = *pa;
 
-	t.prog = NULL;
-	t.entries.addr = NULL;
-	t.entries.cap = 0;
-	t.gaps = NULL;
-	t.funcs = NULL;
+	analysis_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	snap_put_opt(o, pa->entries.addr, pa->entries.n, sizeof(*pa->entries.addr));
 	snap_put_opt(o, pa->gaps, pa->ngaps, sizeof(*pa->gaps));
@@ -371,10 +394,7 @@ void patch_analysis__save(const struct patch_analysis *pa, struct snap_out *o)
 		size_t n = pa->prog->funcs[i].ninsns + 1;
 		struct patch_func tf = *pf;
 
-		tf.reloc = tf.count_class = tf.branch_class = tf.indirect_class = NULL;
-		tf.quiet = NULL;
-		tf.block = NULL;
-		tf.fl.before = tf.fl.block_in = tf.fl.edge = NULL;
+		patch_func_unlink(&tf);
 		snap_put(o, &tf, sizeof(tf));
 		snap_put_opt(o, pf->reloc, n, 1);
 		snap_put_opt(o, pf->count_class, n, 1);
@@ -398,10 +418,8 @@ int patch_analysis__load(struct patch_analysis *pa, const struct cfg_program *pr
 		return in->err;
 	}
 	nfuncs = pa->nfuncs;
+	analysis_unlink(pa);
 	pa->prog = prog;
-	pa->entries.addr = NULL;
-	pa->gaps = NULL;
-	pa->funcs = NULL;
 	pa->nfuncs = 0;
 	pa->entries.addr = snap_get_opt(in, pa->entries.n, sizeof(*pa->entries.addr));
 	pa->entries.cap = pa->entries.addr ? pa->entries.n : 0;
@@ -419,10 +437,7 @@ int patch_analysis__load(struct patch_analysis *pa, const struct cfg_program *pr
 			memset(pf, 0, sizeof(*pf));
 			break;
 		}
-		pf->reloc = pf->count_class = pf->branch_class = pf->indirect_class = NULL;
-		pf->quiet = NULL;
-		pf->block = NULL;
-		pf->fl.before = pf->fl.block_in = pf->fl.edge = NULL;
+		patch_func_unlink(pf);
 		pf->reloc = snap_get_opt(in, n, 1);
 		pf->count_class = snap_get_opt(in, n, 1);
 		pf->branch_class = snap_get_opt(in, n, 1);

@@ -17,16 +17,31 @@ _Static_assert(sizeof(struct probe_site) == 40, "probe_site changed: save it");
 _Static_assert(sizeof(struct counter_def) == 16, "counter_def changed: save it");
 _Static_assert(sizeof(struct func_plan) == 80, "func_plan changed: save it");
 
+/* Clears the pointers of PL and of FP (written as arrays, or indices, after them). */
+static void placement_unlink(struct placement *pl)
+{
+	pl->sites = NULL;
+	pl->counters = NULL;
+	pl->funcs = NULL;
+}
+
+static void plan_unlink(struct func_plan *fp)
+{
+	fp->reason = NULL;
+	fp->in_tree = NULL;
+	fp->edge_counter = fp->block_counter = NULL;
+	fp->pseudo = NULL;
+	fp->weights = NULL;
+}
+
 int placement__save(const struct placement *pl, const struct cfg_program *prog,
 		    const struct cfg_longjmp *lj, struct snap_out *o)
 {
-	if (pl->nfuncs != prog->nfuncs)
-		return -EINVAL;
 	struct placement t = *pl;
 
-	t.sites = NULL;
-	t.counters = NULL;
-	t.funcs = NULL;
+	if (pl->nfuncs != prog->nfuncs)
+		return -EINVAL;
+	placement_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	snap_put_array(o, pl->sites, pl->nsites, sizeof(*pl->sites));
 	snap_put_array(o, pl->counters, pl->ncounters, sizeof(*pl->counters));
@@ -45,17 +60,14 @@ int placement__save(const struct placement *pl, const struct cfg_program *prog,
 		}
 		struct func_plan tf = *fp;
 
-		tf.reason = NULL;
-		tf.in_tree = NULL;
-		tf.edge_counter = tf.block_counter = NULL;
-		tf.pseudo = NULL;
-		tf.weights = NULL;
+		plan_unlink(&tf);
 		snap_put(o, &tf, sizeof(tf));
 		snap_put_u64(o, (uint64_t)(int64_t)reason);
 		snap_put_u64(o, pseudo);
 		snap_put_opt(o, fp->in_tree, (size_t)f->nedges + 1, sizeof(*fp->in_tree));
 		snap_put_opt(o, fp->edge_counter, (size_t)f->nedges + 1, sizeof(*fp->edge_counter));
-		snap_put_opt(o, fp->block_counter, (size_t)f->nblocks + 1, sizeof(*fp->block_counter));
+		snap_put_opt(o, fp->block_counter, (size_t)f->nblocks + 1,
+			     sizeof(*fp->block_counter));
 		snap_put_opt(o, fp->weights, (size_t)f->nedges + 1, sizeof(*fp->weights));
 	}
 	return o->err;
@@ -91,9 +103,7 @@ int placement__load(struct placement *pl, const struct cfg_program *prog,
 		return in->err;
 	}
 	nfuncs = pl->nfuncs;
-	pl->sites = NULL;
-	pl->counters = NULL;
-	pl->funcs = NULL;
+	placement_unlink(pl);
 	pl->nfuncs = 0;
 	pl->sites = snap_get_array(in, pl->nsites, sizeof(*pl->sites));
 	pl->counters = snap_get_array(in, pl->ncounters, sizeof(*pl->counters));
@@ -111,10 +121,7 @@ int placement__load(struct placement *pl, const struct cfg_program *prog,
 			memset(fp, 0, sizeof(*fp));
 			break;
 		}
-		fp->in_tree = NULL;
-		fp->edge_counter = fp->block_counter = NULL;
-		fp->weights = NULL;
-		fp->pseudo = NULL;
+		plan_unlink(fp);
 		reason = (int64_t)snap_get_u64(in);
 		pseudo = snap_get_u64(in);
 		fp->reason = placement__reason_text((int)reason);
@@ -123,8 +130,10 @@ int placement__load(struct placement *pl, const struct cfg_program *prog,
 		    snap_check(in, lj && pseudo <= lj->nv && fp->npseudo <= lj->nv - pseudo))
 			fp->pseudo = &lj->v[pseudo];
 		fp->in_tree = snap_get_opt(in, (size_t)f->nedges + 1, sizeof(*fp->in_tree));
-		fp->edge_counter = snap_get_opt(in, (size_t)f->nedges + 1, sizeof(*fp->edge_counter));
-		fp->block_counter = snap_get_opt(in, (size_t)f->nblocks + 1, sizeof(*fp->block_counter));
+		fp->edge_counter =
+		    snap_get_opt(in, (size_t)f->nedges + 1, sizeof(*fp->edge_counter));
+		fp->block_counter =
+		    snap_get_opt(in, (size_t)f->nblocks + 1, sizeof(*fp->block_counter));
 		fp->weights = snap_get_opt(in, (size_t)f->nedges + 1, sizeof(*fp->weights));
 	}
 	if (!in->err)

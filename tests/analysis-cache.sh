@@ -42,24 +42,6 @@ dir=$XDG_CACHE_HOME/edgeprof/analysis
 gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
 printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
 
-# prof N [ENV...] -- [RUN-OPTIONS...]: runs the example under edgeprof -vv into $tmp/pN.data,
-# log $tmp/logN.
-prof() {
-	local n=$1 envs=()
-	shift
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		envs+=("$1")
-		shift
-	done
-	[ $# -gt 0 ] && shift
-	if ! env "${envs[@]}" "$EDGEPROF" -vv run -o "$tmp/p$n.data" "$@" -- "$tmp/example" \
-		"$tmp/input" >"$tmp/out$n" 2>"$tmp/log$n"; then
-		skip_if_no_bpf "$tmp/log$n"
-		bad "run $n failed: $(grep -v debug "$tmp/log$n" | head -c 300)"
-		return 1
-	fi
-}
-
 # same A B: the profiles of runs A and B are equal but for the run's timings.
 same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
 
@@ -82,15 +64,7 @@ else
 	bad "a second run does not read it back: $(grep -i 'analysis\|decoded' "$tmp/log2")"
 fi
 same 1 2 && ok "the two profiles are the same" || bad "the profiles of a cold and a warm run differ"
-valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
-	--callgrind-out-file="$tmp/cg.out" "$tmp/example" "$tmp/input" >/dev/null 2>"$tmp/vg.err" ||
-	{ bad "callgrind failed: $(tail -n 2 "$tmp/vg.err")"; }
-"$EDGEPROF" report --json "$tmp/p2.data" >"$tmp/p2.json" || bad "report failed"
-if msg=$("$ORACLE" --profile "$tmp/p2.json" --callgrind "$tmp/cg.out" --binary "$tmp/example" 2>&1); then
-	ok "the warm run's counts: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
-else
-	bad "the warm run's counts: $(tail -n 5 <<<"$msg")"
-fi
+warm_counts 2
 
 # Other options, other files: each kept once, then read back with the same profile.
 n=3

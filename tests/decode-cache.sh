@@ -39,18 +39,6 @@ dir=$XDG_CACHE_HOME/edgeprof/decode
 gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
 printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
 
-# prof N [ENV...]: runs the example under edgeprof -vv into $tmp/pN.data, log $tmp/logN.
-prof() {
-	local n=$1
-	shift
-	if ! env "$@" "$EDGEPROF" -vv run -o "$tmp/p$n.data" -- "$tmp/example" "$tmp/input" \
-		>"$tmp/out$n" 2>"$tmp/log$n"; then
-		skip_if_no_bpf "$tmp/log$n"
-		bad "run $n failed: $(grep -v debug "$tmp/log$n" | head -c 300)"
-		return 1
-	fi
-}
-
 # same A B: the profiles of runs A and B are equal but for the run's timings.
 same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
 
@@ -71,15 +59,7 @@ else
 	bad "a second run does not preload: $(grep -i decod "$tmp/log2")"
 fi
 same 1 2 && ok "the two profiles are the same" || bad "the profiles of a cold and a warm run differ"
-valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no \
-	--callgrind-out-file="$tmp/cg.out" "$tmp/example" "$tmp/input" >/dev/null 2>"$tmp/vg.err" ||
-	{ bad "callgrind failed: $(tail -n 2 "$tmp/vg.err")"; }
-"$EDGEPROF" report --json "$tmp/p2.data" >"$tmp/p2.json" || bad "report failed"
-if msg=$("$ORACLE" --profile "$tmp/p2.json" --callgrind "$tmp/cg.out" --binary "$tmp/example" 2>&1); then
-	ok "the warm run's counts: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
-else
-	bad "the warm run's counts: $(tail -n 5 <<<"$msg")"
-fi
+warm_counts 2
 
 # spoil HOW: changes the cache file (damaged: a payload byte; truncated: the last 8 bytes
 # gone; tool: a byte of the build ID in the header).

@@ -20,7 +20,7 @@ OUT=build/tests/oracle-run
 ORACLE=build/tests/count_oracle
 EDGEPROF=${EDGEPROF:-build/edgeprof} # overridable to test this script with a stand-in
 INPUT=tests/programs/stdin.c # stdin of every run (the stdin program counts it)
-JOBS=${JOBS:-2}                    # builds in parallel, hence callgrind runs at a time
+JOBS=${JOBS:-2}               # builds in parallel, hence callgrind runs at a time
 FILTER=${1:-}
 RUN_TIMEOUT=120 # seconds per edgeprof run (status 124 when it hangs)
 # Arguments per program (default none).

@@ -1005,12 +1005,12 @@ _Static_assert(sizeof(struct win_memo) == 32, "win_memo changed: save it");
 int patch_backend__save(const struct patch_backend *b, unsigned index, struct snap_out *o)
 {
 	const struct patch_obj *po = index < PATCH_MAX_OBJECTS ? &b->objs[index] : NULL;
+	struct patch_obj t = { 0 };
 
 	/* What the analysis made: no process yet, nothing installed. */
 	if (!po || !po->ps || po->region >= 0 || po->nblobs || po->nind || po->used)
 		return -EINVAL;
-	struct patch_obj t = { .nwin = po->nwin, .reserved = po->reserved, .nmemo = po->nmemo };
-
+	t = (struct patch_obj){ .nwin = po->nwin, .reserved = po->reserved, .nmemo = po->nmemo };
 	snap_put(o, &t, sizeof(t));
 	if (patch_sites__save(po->ps, o))
 		return o->err ? o->err : -EINVAL;
@@ -1020,9 +1020,7 @@ int patch_backend__save(const struct patch_backend *b, unsigned index, struct sn
 		snap_put_array(o, po->win_len, po->nwin + 1, sizeof(*po->win_len));
 		snap_put_array(o, po->win_sb, po->nwin + 1, sizeof(*po->win_sb));
 	}
-	snap_put_u64(o, po->memo != NULL);
-	if (po->memo)
-		snap_put_array(o, po->memo, po->nmemo, sizeof(*po->memo));
+	snap_put_opt(o, po->memo, po->nmemo, sizeof(*po->memo));
 	return o->err;
 }
 
@@ -1047,10 +1045,8 @@ int patch_backend__load(struct patch_backend *b, unsigned index, struct cfg_prog
 	} else {
 		snap_check(in, !po->nwin);
 	}
-	if (snap_get_u64(in))
-		po->memo = snap_get_array(in, po->nmemo, sizeof(*po->memo));
-	else
-		snap_check(in, !po->nmemo);
+	po->memo = snap_get_opt(in, po->nmemo, sizeof(*po->memo));
+	snap_check(in, po->memo || !po->nmemo);
 	if (!in->err)
 		return 0;
 fail:

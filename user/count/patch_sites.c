@@ -769,27 +769,31 @@ _Static_assert(sizeof(struct patch_sites) == 264, "patch_sites changed: save it 
 _Static_assert(sizeof(struct ind_slots) == 16, "ind_slots changed: save it");
 _Static_assert(sizeof(struct sb_res) == 24, "sb_res changed: save it");
 
+/* Clears the pointers of PS (written as arrays after it; its analysis on its own). */
+static void sites_unlink(struct patch_sites *ps)
+{
+	ps->prog = NULL;
+	memset(&ps->pa, 0, sizeof(ps->pa));
+	ps->ind = NULL;
+	ps->taken = NULL;
+	ps->gap_at = NULL;
+	ps->res = NULL;
+	ps->res_cap = 0;
+	ps->func_done = NULL;
+}
+
 int patch_sites__save(const struct patch_sites *ps, struct snap_out *o)
 {
 	struct patch_sites t = *ps;
 
-	t.prog = NULL;
-	memset(&t.pa, 0, sizeof(t.pa)); /* saved on its own */
-	t.ind = NULL;
-	t.taken = NULL;
-	t.gap_at = NULL;
-	t.res = NULL;
-	t.res_cap = 0;
-	t.func_done = NULL;
+	sites_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	patch_analysis__save(&ps->pa, o);
 	snap_put_array(o, ps->ind, ps->nind, sizeof(*ps->ind));
 	snap_put_array(o, ps->taken, ps->gap_bytes + 1, 1);
 	snap_put_array(o, ps->gap_at, ps->pa.ngaps + 1, sizeof(*ps->gap_at));
 	snap_put_array(o, ps->res, ps->nres, sizeof(*ps->res));
-	snap_put_u64(o, ps->func_done != NULL);
-	if (ps->func_done)
-		snap_put_array(o, ps->func_done, ps->prog->nfuncs + 1, 1);
+	snap_put_opt(o, ps->func_done, ps->prog->nfuncs + 1, 1);
 	return o->err;
 }
 
@@ -805,23 +809,16 @@ int patch_sites__load(struct patch_sites **out, struct cfg_program *prog, struct
 		free(ps);
 		return in->err;
 	}
+	sites_unlink(ps);
 	ps->prog = prog;
-	ps->ind = NULL;
-	ps->taken = NULL;
-	ps->gap_at = NULL;
-	ps->res = NULL;
-	ps->func_done = NULL;
-	if (patch_analysis__load(&ps->pa, prog, in)) {
-		memset(&ps->pa, 0, sizeof(ps->pa));
-		goto fail;
-	}
+	if (patch_analysis__load(&ps->pa, prog, in))
+		goto fail; /* the analysis released: zeroed */
 	ps->ind = snap_get_array(in, ps->nind, sizeof(*ps->ind));
 	ps->taken = snap_get_array(in, ps->gap_bytes + 1, 1);
 	ps->gap_at = snap_get_array(in, ps->pa.ngaps + 1, sizeof(*ps->gap_at));
 	ps->res = snap_get_array(in, ps->nres, sizeof(*ps->res));
 	ps->res_cap = ps->nres ? ps->nres : 1;
-	if (snap_get_u64(in))
-		ps->func_done = snap_get_array(in, prog->nfuncs + 1, 1);
+	ps->func_done = snap_get_opt(in, prog->nfuncs + 1, 1);
 	for (size_t g = 0; ps->gap_at && g < ps->pa.ngaps && !in->err; g++)
 		snap_check(in, ps->gap_at[g] + (ps->pa.gaps[g].hi - ps->pa.gaps[g].lo) <= ps->gap_bytes);
 	if (in->err)

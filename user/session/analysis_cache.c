@@ -44,19 +44,23 @@ struct analysis_header {
 _Static_assert(sizeof(struct analysis_header) % 8 == 0, "the stream follows aligned");
 
 /* O's key and its file's path. 0, or -1 when there is no cache. */
-static int key_of(const struct session_object *o, bool patch, bool attach, struct analysis_key *key,
+static int key_of(struct session_object *o, bool patch, bool attach, struct analysis_key *key,
 		  struct cache_tool_id *tool, char *path, size_t len)
 {
-	XXH128_canonical_t h;
-
 	const char *off = getenv("EDGEPROF_NO_ANALYSIS_CACHE");
+	XXH128_canonical_t h;
 
 	if (!cache_files__enabled() || (off && *off && strcmp(off, "0")) || o->img.fd < 0 ||
 	    !o->img.map || cache_files__tool_id(tool))
 		return -1;
+	/* The binary's bytes are hashed once per session (a read back asks twice). */
+	if (!o->bytes_hashed) {
+		XXH128_canonicalFromHash(&h, XXH3_128bits(o->img.map, o->img.map_size));
+		memcpy(o->bytes_hash, h.digest, sizeof(o->bytes_hash));
+		o->bytes_hashed = true;
+	}
 	memset(key, 0, sizeof(*key));
-	XXH128_canonicalFromHash(&h, XXH3_128bits(o->img.map, o->img.map_size));
-	memcpy(key->file_hash, h.digest, 16);
+	memcpy(key->file_hash, o->bytes_hash, sizeof(key->file_hash));
 	for (int c = 0; c < PROBE_CLASS_COUNT; c++)
 		key->ns[c] = o->popt.costs.ns[c];
 	key->mode = (uint32_t)o->popt.mode;
@@ -91,8 +95,7 @@ static bool valid(const char *path, const void *map, size_t size, const struct a
 	return !why;
 }
 
-bool analysis_cache__capacity(const struct session_object *o, bool patch, bool attach,
-			      uint32_t *capacity)
+bool analysis_cache__capacity(struct session_object *o, bool patch, bool attach, uint32_t *capacity)
 {
 	char path[PATH_MAX];
 	struct analysis_key key;
@@ -191,8 +194,8 @@ static void *save_run(void *arg)
 	return NULL;
 }
 
-struct analysis_save *analysis_cache__save(const struct session_object *o,
-					   const struct patch_backend *pb, bool attach)
+struct analysis_save *analysis_cache__save(struct session_object *o, const struct patch_backend *pb,
+					   bool attach)
 {
 	struct analysis_save *sv = calloc(1, sizeof(*sv));
 	struct cache_tool_id tool;

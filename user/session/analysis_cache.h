@@ -32,7 +32,7 @@ bool analysis_cache__load(struct session_object *o, struct patch_backend *pb, bo
 /* The counter capacity of the kept analysis of object O (its image open, o->popt its
  * options), for PB non-NULL when PATCH, into *CAPACITY, read from the kept file's header only:
  * whether there is one (analysis_cache__load may still find it unusable). */
-bool analysis_cache__capacity(const struct session_object *o, bool patch, bool attach,
+bool analysis_cache__capacity(struct session_object *o, bool patch, bool attach,
 			      uint32_t *capacity);
 
 struct analysis_save;
@@ -41,7 +41,7 @@ struct analysis_save;
  * with o->popt, before any process exists: copied now, written to its file on a thread of its
  * own. Returns that thread's handle for analysis_cache__save_end, or NULL when there is
  * nothing to wait for. Best effort: a failure is said at -vv only. */
-struct analysis_save *analysis_cache__save(const struct session_object *o,
+struct analysis_save *analysis_cache__save(struct session_object *o,
 					   const struct patch_backend *pb, bool attach);
 
 /* Waits for the file SAVE is writing (NULL: nothing to wait for), and releases SAVE. */

@@ -66,6 +66,8 @@ struct session_object {
 	bool attached;
 	bool cacheable;        /* its analysis may be kept and read back (analysis_cache.h) */
 	bool cached;           /* ... and was read back: nothing to classify, plan or settle */
+	uint8_t bytes_hash[16]; /* XXH3-128 of its file's bytes, once bytes_hashed (its key) */
+	bool bytes_hashed;
 	bool deferred;         /* run: attached when the loader has mapped it (tracer_hooks.mapped),
 				* with in-process counters; else at the exec, with uprobes */
 	bool patch_later;      /* run: the loader runs some of its code before its rendezvous
