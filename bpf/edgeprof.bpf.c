@@ -165,6 +165,21 @@ static __always_inline void user_regs(const struct pt_regs *r, u64 *v)
 	v[15] = r->r15;
 }
 
+/* An induction variable's sum: add the register's value to the counter, always or when the
+ * conditional jump about to execute goes the site's way. */
+static __always_inline void accumulate(u64 cookie, const struct pt_regs *ctx)
+{
+	u64 cc = (cookie >> EP_CC_SHIFT) & EP_CC_MASK, regs[16], *v;
+	u32 key = (u32)(cookie & EP_IDX_MASK);
+
+	if (cc != EP_CC_ALWAYS && jump_taken(cc, ctx) != ((cookie >> 55) & 1))
+		return;
+	user_regs(ctx, regs);
+	v = bpf_map_lookup_elem(&counters, &key);
+	if (v)
+		__sync_fetch_and_add(v, regs[(cookie >> 51) & 15]);
+}
+
 /* An indirect jump about to execute: where does it go? Count that (site, target). */
 static __always_inline void count_indirect(u64 cookie, const struct pt_regs *ctx)
 {
@@ -211,6 +226,8 @@ int ep_hit(struct pt_regs *ctx)
 		count(cookie & EP_IDX_MASK);
 	} else if ((cookie >> EP_KIND_SHIFT) == EP_SITE_INDIRECT) {
 		count_indirect(cookie, ctx);
+	} else if ((cookie >> EP_KIND_SHIFT) == EP_SITE_ACCUM) {
+		accumulate(cookie, ctx);
 	} else if (jump_taken((cookie >> EP_CC_SHIFT) & EP_CC_MASK, ctx)) {
 		count(cookie & EP_IDX_MASK);
 	} else {

@@ -16,6 +16,11 @@
  *                  bits 50..49  log2 of the scale
  *                  bits 48..32  the site's ordinal among indirect sites
  *                  bits 31..0   displacement (signed)
+ * EP_SITE_ACCUM (an induction variable's sum, cfg/induction.h): adds a register's value
+ *                  bits 60..56  condition as for EP_SITE_BRANCH, or EP_CC_ALWAYS
+ *                  bit 55       add when the jump is taken (else when it is not)
+ *                  bits 54..51  register (x86 number 0..15)
+ *                  bits 27..0   counter the value is added to (wrapping)
  * EP_IDX_NONE in an index field means "do not count".
  *
  * Loop trip counts (`edgeprof run --loop-stats`, program ep_loop, its own cookies):
@@ -32,6 +37,8 @@
 #define EP_SITE_COUNT 0ULL
 #define EP_SITE_BRANCH 1ULL
 #define EP_SITE_INDIRECT 2ULL
+#define EP_SITE_ACCUM 3ULL
+#define EP_CC_ALWAYS 0x1fULL
 #define EP_REG_NONE 31ULL
 #define EP_MAX_INDIRECT_SITES (1u << 17)
 #define EP_MAX_INDIRECT_TARGETS 262144
@@ -92,6 +99,14 @@ static inline unsigned long long ep_cookie_branch(unsigned long long cc,
 {
 	return (EP_SITE_BRANCH << EP_KIND_SHIFT) | ((cc & EP_CC_MASK) << EP_CC_SHIFT) |
 	       ((not_taken & EP_IDX_MASK) << EP_IDX_BITS) | (taken & EP_IDX_MASK);
+}
+
+static inline unsigned long long ep_cookie_accum(unsigned long long cc, int taken, unsigned reg,
+						 unsigned long long counter)
+{
+	return (EP_SITE_ACCUM << EP_KIND_SHIFT) | ((cc & EP_CC_MASK) << EP_CC_SHIFT) |
+	       ((unsigned long long)(taken != 0) << 55) | ((unsigned long long)(reg & 15) << 51) |
+	       (counter & EP_IDX_MASK);
 }
 
 static inline unsigned long long ep_cookie_indirect(unsigned long long ordinal, int mem, int base,

@@ -44,7 +44,41 @@ struct planner {
 	 * addresses are planned too; the table above holds the sites planned again only. */
 	const struct placement *base;
 	const bool *kept;
+	/* Loops counted by induction, and their accumulator sites (counter: 2 * the loop's
+	 * index + 1 for the exit sum, until placement__plan numbers them), and where the
+	 * current function's began. */
+	struct {
+		struct plan_iv *v;
+		size_t n, cap;
+	} ivs;
+	struct {
+		struct accum_site *v;
+		size_t n, cap;
+	} accums;
+	size_t mark_iv, mark_acc;
 };
+
+static int grow_vec(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	n = realloc(*v, c * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
+/* The cost per invocation of IV's accumulator sites, with weights W: each runs as often as
+ * its block (all are uprobes). */
+static double iv_cost(const struct cfg_func *f, const struct cfg_induction *ind,
+		      const struct cfg_iv *iv, const double *w, const struct site_costs *c);
 
 static size_t hash_slot(uint64_t k, size_t cap)
 {
@@ -254,6 +288,65 @@ static double out_weight(const struct cfg_func *f, uint32_t b, const double *w)
 	for (uint32_t k = 0; k < f->blocks[b].nsucc; k++)
 		s += fmax(w[f->succ[f->blocks[b].first_succ + k]], 0);
 	return s;
+}
+
+static double iv_cost(const struct cfg_func *f, const struct cfg_induction *ind,
+		      const struct cfg_iv *iv, const double *w, const struct site_costs *c)
+{
+	double cost = 0;
+
+	for (uint32_t k = 0; k < iv->nactions; k++) {
+		const struct cfg_iv_action *a = &ind->actions[iv->first_action + k];
+		long i = -1;
+
+		for (uint32_t j = 0; j < f->blocks[a->block].ninsns && i < 0; j++)
+			if (f->insns[f->blocks[a->block].first_insn + j].addr == a->addr)
+				i = (long)(f->blocks[a->block].first_insn + j);
+		if (i < 0 || f->insns[i].probe_class == PROBE_NEVER)
+			return INFINITY;
+		cost += fmax(out_weight(f, a->block, w), 1e-9) *
+			site_costs__of(c, f->insns[i].probe_class);
+	}
+	return cost;
+}
+
+/* Makes IV (function FI, its block edge a chord) a loop of the plan: its accumulator
+ * sites, and FP's block_iv. Returns 0 or -ENOMEM. */
+static int count_iv(struct planner *p, size_t fi, struct func_plan *fp, const struct cfg_iv *iv)
+{
+	const struct cfg_func *f = &p->prog->funcs[fi];
+	const struct cfg_induction *ind = p->opt->induction;
+	uint32_t k = (uint32_t)p->ivs.n;
+
+	if (!fp->block_iv) {
+		fp->block_iv = malloc((f->nblocks + 1) * sizeof(*fp->block_iv));
+		if (!fp->block_iv)
+			return -ENOMEM;
+		for (uint32_t b = 0; b <= f->nblocks; b++)
+			fp->block_iv[b] = PLACEMENT_NO_COUNTER;
+	}
+	if (grow_vec((void **)&p->ivs.v, &p->ivs.cap, p->ivs.n + 1, sizeof(*p->ivs.v)) ||
+	    grow_vec((void **)&p->accums.v, &p->accums.cap, p->accums.n + iv->nactions,
+		     sizeof(*p->accums.v)))
+		return -ENOMEM;
+	p->ivs.v[p->ivs.n++] = (struct plan_iv){ .iv = iv, .func = (uint32_t)fi, .block = iv->block,
+						 .step_addr = iv->step_addr, .step = iv->step,
+						 .acc_in = 2 * k, .acc_out = 2 * k + 1 };
+	for (uint32_t j = 0; j < iv->nactions; j++) {
+		const struct cfg_iv_action *a = &ind->actions[iv->first_action + j];
+		uint8_t cls = PROBE_NEVER;
+
+		for (uint32_t q = 0; q < f->blocks[a->block].ninsns; q++)
+			if (f->insns[f->blocks[a->block].first_insn + q].addr == a->addr)
+				cls = f->insns[f->blocks[a->block].first_insn + q].probe_class;
+		p->accums.v[p->accums.n++] = (struct accum_site){
+			.addr = a->addr, .func = (uint32_t)fi, .kind = a->kind, .cc = a->cc,
+			.reg = a->reg, .probe_class = cls, .counter = 2 * k + a->out,
+			.block = a->block,
+		};
+	}
+	fp->block_iv[iv->block] = k;
+	return 0;
 }
 
 /* What measuring edge E costs, per invocation, with each kind of site (INFINITY when that
@@ -508,11 +601,18 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	const struct cfg_longjmp *lj = p->opt->longjmp;
 	uint32_t np = lj && lj->active ? lj->first[fi + 1] - lj->first[fi] : 0;
 	const struct cfg_pseudo *ps = np ? &lj->v[lj->first[fi]] : NULL;
+	const struct cfg_induction *ind = p->opt->induction;
+	uint32_t ni0 = ind && ind->first ? ind->first[fi] : 0;
+	uint32_t ni = ind && ind->first ? ind->first[fi + 1] - ni0 : 0;
 	/* Edges: CFG edges, EXIT->root (ne), pseudo-edge j (ne + 1 + j), the block edge of
-	 * pseudo-edge j's block (ne + 1 + np + j). Vertices: blocks (b_in), EXIT (nblocks),
-	 * the b_out of pseudo-edge j's block (nblocks + 1 + j). */
-	uint32_t ne = f->nedges, nv = f->nblocks + 1, nall = ne + 1 + 2 * np, e, *parent = NULL;
-	uint32_t *outv = NULL;
+	 * pseudo-edge j's block (ne + 1 + np + j), the block edge of counted loop i's step
+	 * block (ne + 1 + 2 np + i). Vertices: blocks (b_in), EXIT (nblocks), the b_out of
+	 * pseudo-edge j's block (nblocks + 1 + j), of loop i's step block (nblocks + 1 + np +
+	 * i). */
+	uint32_t ne = f->nedges, nv = f->nblocks + 1, nall = ne + 1 + 2 * np + ni, e;
+	uint32_t *parent = NULL, *outv = NULL, ivb = ne + 1 + 2 * np;
+	double *ivc = NULL;
+	bool *iv_ok = NULL;
 	bool *split = NULL;
 	long *bins = NULL;
 	struct keyed_edge *ke = NULL;
@@ -524,13 +624,15 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	int err = -ENOMEM;
 
 	ke = malloc(nall * sizeof(*ke));
-	parent = malloc((nv + np) * sizeof(*parent));
+	parent = malloc((nv + np + ni) * sizeof(*parent));
+	ivc = malloc((ni + 1) * sizeof(*ivc));
+	iv_ok = calloc(ni + 1, sizeof(*iv_ok));
 	outv = malloc(nv * sizeof(*outv));
 	split = calloc(nv, sizeof(*split));
 	bins = malloc((np + 1) * sizeof(*bins));
 	fp->pseudo = ps;
 	fp->npseudo = np;
-	if (!w || !cost || !ke || !parent || !pay || !outv || !split || !bins)
+	if (!w || !cost || !ke || !parent || !pay || !outv || !split || !bins || !ivc || !iv_ok)
 		goto out;
 	for (e = 0; e < nv; e++)
 		outv[e] = e;
@@ -541,6 +643,16 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		}
 		split[ps[e].block] = true;
 		outv[ps[e].block] = nv + e;
+	}
+	/* A counted loop's step block gets its block edge unless a pseudo-edge split it. */
+	for (e = 0; e < ni; e++) {
+		uint32_t sb = ind->iv[ni0 + e].block;
+
+		if (sb >= f->nblocks || split[sb])
+			continue;
+		iv_ok[e] = true;
+		split[sb] = true;
+		outv[sb] = nv + np + e;
 	}
 	if (!fp->weights &&
 	    (!p->opt->weights || !p->opt->weights(p->opt->weights_ctx, fi, f, w))) {
@@ -577,6 +689,15 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			.w = wb, .e = ne + 1 + np + e
 		};
 	}
+	for (e = 0; e < ni; e++) {
+		const struct cfg_iv *iv = &ind->iv[ni0 + e];
+
+		ivc[e] = iv_ok[e] ? iv_cost(f, ind, iv, w, c) : INFINITY;
+		ke[ivb + e] = (struct keyed_edge){ .key = p->opt->induction_always && !isinf(ivc[e])
+							  ? 0 : ivc[e],
+						   .w = iv_ok[e] ? out_weight(f, iv->block, w) : 0,
+						   .e = ivb + e };
+	}
 	sort_keyed_edges(ke, nall);
 	/* EXIT->root and the pseudo-edges must be the very first tree edges (a star at EXIT
 	 * and EXIT->root, to distinct vertices: no cycle). */
@@ -587,9 +708,10 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 			ke[first++] = ke[k];
 			ke[k] = t;
 		}
-	for (e = 0; e < nv + np; e++)
+	for (e = 0; e < nv + np + ni; e++)
 		parent[e] = e;
 	fp->nchords = 0;
+	fp->est_cost_iv = 0;
 	err = 0;
 	for (e = 0; e < nall; e++) {
 		uint32_t id = ke[e].e, a, b, ra, rb;
@@ -605,6 +727,11 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 
 			a = q->kind == CFG_PSEUDO_ABANDON ? nv + (id - ne - 1) : f->nblocks;
 			b = q->kind == CFG_PSEUDO_ABANDON ? f->nblocks : nv + (id - ne - 1);
+		} else if (id >= ivb) {
+			if (!iv_ok[id - ivb])
+				continue; /* no such edge: its block is not split */
+			a = ind->iv[ni0 + id - ivb].block;
+			b = nv + np + (id - ivb);
 		} else {
 			a = ps[id - ne - 1 - np].block;
 			b = nv + (id - ne - 1 - np);
@@ -622,11 +749,15 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 		fp->nchords++;
 		/* Every chord must be measurable. */
 		if ((id < ne && isinf(cost[id])) || (id > ne && id <= ne + np) ||
-		    (id > ne + np && bins[id - ne - 1 - np] < 0)) {
+		    (id > ne + np && id < ivb && bins[id - ne - 1 - np] < 0) ||
+		    (id >= ivb && isinf(ivc[id - ivb]))) {
 			err = 1;
 			goto out;
 		}
-		if (id > ne + np)
+		if (id >= ivb) {
+			err = count_iv(p, fi, fp, &ind->iv[ni0 + id - ivb]);
+			fp->est_cost_iv += ivc[id - ivb];
+		} else if (id > ne + np)
 			err = count_block(p, fi, fp, ps[id - ne - 1 - np].block,
 					  bins[id - ne - 1 - np]);
 		if (err)
@@ -657,7 +788,7 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 	}
 	/* Estimated cost per invocation: the executions of every site times its cost (a branch
 	 * or jump-table site runs with every execution of its block). */
-	fp->est_cost = 0;
+	fp->est_cost = fp->est_cost_iv;
 	for (uint32_t b = 0; b < f->nblocks; b++) {
 		bool counted = false;
 
@@ -687,6 +818,8 @@ static int plan_chords(struct planner *p, size_t fi, struct func_plan *fp)
 out:
 	cfg_loops__free(&lp);
 	cfg_dom__free(&dom);
+	free(ivc);
+	free(iv_ok);
 	free(outv);
 	free(split);
 	free(bins);
@@ -707,6 +840,10 @@ static void rollback(struct planner *p, struct func_plan *fp, const struct cfg_f
 		site_remember(p, p->sites.v[i].addr, 0);
 	p->sites.n = nsites;
 	p->counters.n = ncounters;
+	p->ivs.n = p->mark_iv;
+	p->accums.n = p->mark_acc;
+	free(fp->block_iv);
+	fp->block_iv = NULL;
 	fp->pseudo = NULL;
 	fp->npseudo = 0;
 	for (uint32_t e = 0; e <= f->nedges; e++)
@@ -732,6 +869,8 @@ static int plan_func(struct planner *p, size_t fi, struct func_plan *fp)
 	size_t ns = p->sites.n, nc = p->counters.n;
 	int err = 0;
 
+	p->mark_iv = p->ivs.n;
+	p->mark_acc = p->accums.n;
 	fp->in_tree = calloc(f->nedges + 1, sizeof(*fp->in_tree));
 	fp->edge_counter = malloc((f->nedges + 1) * sizeof(*fp->edge_counter));
 	fp->block_counter = malloc((f->nblocks + 1) * sizeof(*fp->block_counter));
@@ -848,6 +987,8 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 	if (err) {
 		free(p.sites.v);
 		free(p.counters.v);
+		free(p.ivs.v);
+		free(p.accums.v);
 		placement__free(pl);
 		return err;
 	}
@@ -860,6 +1001,22 @@ int placement__plan(struct placement *pl, const struct cfg_program *prog,
 	pl->counters = p.counters.v;
 	pl->ncounters = (uint32_t)p.counters.n;
 	point_counters(pl);
+	/* The accumulators after every counter. */
+	pl->ivs = p.ivs.v;
+	pl->ind = opt->induction;
+	pl->nivs = (uint32_t)p.ivs.n;
+	pl->accums = p.accums.v;
+	pl->naccums = p.accums.n;
+	for (uint32_t k = 0; k < pl->nivs; k++) {
+		pl->ivs[k].acc_in += pl->ncounters;
+		pl->ivs[k].acc_out += pl->ncounters;
+	}
+	for (size_t k = 0; k < pl->naccums; k++)
+		pl->accums[k].counter += pl->ncounters;
+	if (pl->naccums)
+		sort__by_key_u64(pl->accums, pl->naccums, sizeof(*pl->accums),
+				 offsetof(struct accum_site, addr), false);
+	pl->ncounters_all = pl->ncounters + 2 * pl->nivs;
 	sum_up(pl);
 	return 0;
 }
@@ -935,6 +1092,7 @@ static void func_plan_free(struct func_plan *fp, const double *weights)
 	free(fp->in_tree);
 	free(fp->edge_counter);
 	free(fp->block_counter);
+	free(fp->block_iv);
 	if (fp->weights != weights)
 		free(fp->weights);
 }
@@ -985,7 +1143,8 @@ int placement__replan(struct placement *pl, const struct cfg_program *prog,
 	uint32_t ncounters = 0;
 	int err = -ENOMEM;
 
-	if (nf != prog->nfuncs) {
+	if (nf != prog->nfuncs || opt->induction || pl->nivs) {
+		/* Counted loops are planned afresh (their counters follow all others). */
 		struct placement fresh;
 
 		err = placement__plan(&fresh, prog, opt);
@@ -1069,6 +1228,7 @@ int placement__replan(struct placement *pl, const struct cfg_program *prog,
 	pl->nsites = nsites;
 	pl->counters = counters;
 	pl->ncounters = ncounters;
+	pl->ncounters_all = ncounters;
 	sites = NULL;
 	counters = NULL;
 	point_counters(pl);
@@ -1098,5 +1258,7 @@ void placement__free(struct placement *pl)
 	free(pl->funcs);
 	free(pl->sites);
 	free(pl->counters);
+	free(pl->ivs);
+	free(pl->accums);
 	memset(pl, 0, sizeof(*pl));
 }

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "cfg/cfg.h"
+#include "cfg/induction.h"
 #include "cfg/longjmp.h"
 #include "site_costs.h"
 
@@ -93,6 +94,7 @@ struct func_plan {
 	uint32_t *block_counter; /* [nblocks]: counter measuring the block, or
 				  * PLACEMENT_NO_COUNTER */
 	double est_cost;    /* estimated probe cost per invocation, ns (weights x site costs) */
+	double est_cost_iv; /* the part of it its counted loops' accumulator sites cost */
 	/* The function's longjmp pseudo-edges (abandon b -> EXIT, resume EXIT -> b, see
 	 * cfg/longjmp.h), a pointer into placement_options.longjmp, derived by propagation:
 	 * PLAN_CHORDS keeps them in the spanning tree (each adds one chord), PLAN_NAIVE has
@@ -101,6 +103,34 @@ struct func_plan {
 	uint32_t npseudo;
 	double *weights; /* PLAN_CHORDS: the edge weights [nedges + 1] it was planned with (kept
 			  * for placement__replan), else NULL or those of a plan given up */
+	/* PLAN_CHORDS with loops counted by induction: per block, the index into
+	 * placement.ivs of the loop whose step measures it, or PLACEMENT_NO_COUNTER; NULL
+	 * when none does. */
+	uint32_t *block_iv;
+};
+
+/* A loop counted by induction (cfg/induction.h) whose step's block is a chord: the block's
+ * count (the step's executions, as a block counter at step_addr would count them) is
+ * (counter acc_out - counter acc_in) / step, in wrap-around arithmetic. */
+struct plan_iv {
+	const struct cfg_iv *iv; /* in placement_options.induction */
+	uint32_t func, block;
+	uint64_t step_addr;
+	int64_t step;
+	uint32_t acc_in, acc_out; /* counter indices, after every counter_def: the values are
+				   * sums of register values, not counts */
+};
+
+/* An "accumulator += register" site of a plan_iv (struct cfg_iv_action): always a uprobe. */
+struct accum_site {
+	uint64_t addr;
+	uint32_t func;
+	uint8_t kind;        /* enum iv_action_kind */
+	uint8_t cc;          /* IV_JCC_*: the jump's condition */
+	int8_t reg;          /* x86 register number */
+	uint8_t probe_class; /* the instruction's uprobe class */
+	uint32_t counter;    /* the accumulator */
+	uint32_t block;      /* the block holding the instruction */
 };
 
 enum placement_mode {
@@ -122,6 +152,13 @@ struct placement_options {
 	const bool *select;
 	/* Longjmp pseudo-edges to plan with (NULL: none); must outlive the plan. */
 	const struct cfg_longjmp *longjmp;
+	/* Loops that may be counted by induction (NULL: none); must outlive the plan. The
+	 * spanning tree gets each step's block as an edge (b_in -> b_out, as for a longjmp
+	 * pseudo-edge's block) that its accumulator sites measure, at their cost. */
+	const struct cfg_induction *induction;
+	/* Count every loop of INDUCTION by it whatever its sites cost (each still needs its
+	 * step's block edge to close a cycle, which it always does). */
+	bool induction_always;
 };
 
 struct placement {
@@ -135,6 +172,15 @@ struct placement {
 	double est_cost;         /* sum over functions, per invocation of each */
 	uint32_t nchord_funcs, nnaive_funcs, nexcluded_funcs;
 	uint32_t npseudo; /* pseudo-edges planned (in PLAN_CHORDS functions): as many chords */
+	struct plan_iv *ivs; /* loops counted by induction */
+	const struct cfg_induction *ind; /* placement_options.induction, where they are */
+	uint32_t nivs;
+	struct accum_site *accums; /* their sites, sorted by address (an address may repeat,
+				    * and may also hold a probe_site) */
+	size_t naccums;
+	/* Counters in all: ncounters, then the accumulators (2 per loop counted by
+	 * induction). */
+	uint32_t ncounters_all;
 };
 
 /* Plans the probes for every (selected) function of PROG. Functions with an unresolved

@@ -12,10 +12,10 @@
 
 #include "cfg/snapshot.h"
 
-_Static_assert(sizeof(struct placement) == 80, "placement changed: save it (placement_snapshot.c)");
+_Static_assert(sizeof(struct placement) == 128, "placement changed: save it (placement_snapshot.c)");
 _Static_assert(sizeof(struct probe_site) == 40, "probe_site changed: save it");
 _Static_assert(sizeof(struct counter_def) == 16, "counter_def changed: save it");
-_Static_assert(sizeof(struct func_plan) == 80, "func_plan changed: save it");
+_Static_assert(sizeof(struct func_plan) == 96, "func_plan changed: save it");
 
 /* Clears the pointers of PL and of FP (written as arrays, or indices, after them). */
 static void placement_unlink(struct placement *pl)
@@ -23,6 +23,9 @@ static void placement_unlink(struct placement *pl)
 	pl->sites = NULL;
 	pl->counters = NULL;
 	pl->funcs = NULL;
+	pl->ivs = NULL;
+	pl->ind = NULL;
+	pl->accums = NULL;
 }
 
 static void plan_unlink(struct func_plan *fp)
@@ -32,6 +35,7 @@ static void plan_unlink(struct func_plan *fp)
 	fp->edge_counter = fp->block_counter = NULL;
 	fp->pseudo = NULL;
 	fp->weights = NULL;
+	fp->block_iv = NULL;
 }
 
 int placement__save(const struct placement *pl, const struct cfg_program *prog,
@@ -39,8 +43,8 @@ int placement__save(const struct placement *pl, const struct cfg_program *prog,
 {
 	struct placement t = *pl;
 
-	if (pl->nfuncs != prog->nfuncs)
-		return -EINVAL;
+	if (pl->nfuncs != prog->nfuncs || pl->nivs || pl->naccums)
+		return -EINVAL; /* loops counted by induction are not kept */
 	placement_unlink(&t);
 	snap_put(o, &t, sizeof(t));
 	snap_put_array(o, pl->sites, pl->nsites, sizeof(*pl->sites));

@@ -172,6 +172,14 @@ static void solver_free(struct solver *s)
 	free(s->dst);
 }
 
+/* Where block B's count is taken (B is counted): its counter's site, or its loop's step. */
+static uint64_t counted_at(const struct placement *pl, const struct func_plan *fp, uint32_t b)
+{
+	if (fp->block_iv && fp->block_iv[b] != PLACEMENT_NO_COUNTER)
+		return pl->ivs[fp->block_iv[b]].step_addr;
+	return pl->sites[pl->counters[fp->block_counter[b]].site].addr;
+}
+
 int propagate__func(const struct cfg_func *f, size_t func, const struct placement *pl,
 		    const uint64_t *counters, const struct virtual_edge *ve, size_t nve,
 		    struct func_counts *out)
@@ -217,6 +225,16 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 	for (v = 0; fp->block_counter && v < f->nblocks; v++)
 		if (fp->block_counter[v] != PLACEMENT_NO_COUNTER)
 			s.count[v] = (int64_t)counters[fp->block_counter[v]];
+	/* A loop counted by induction: its step's executions from the two sums. A difference
+	 * the step does not divide, or a negative count, is no count: the block's equations
+	 * then fail the check below. */
+	for (v = 0; fp->block_iv && v < f->nblocks; v++)
+		if (fp->block_iv[v] != PLACEMENT_NO_COUNTER) {
+			const struct plan_iv *iv = &pl->ivs[fp->block_iv[v]];
+			int64_t d = (int64_t)(counters[iv->acc_out] - counters[iv->acc_in]);
+
+			s.count[v] = d % iv->step || d / iv->step < 0 ? -1 : d / iv->step;
+		}
 	for (size_t i = 0; i < nve; i++) {
 		const struct virtual_edge *x = &ve[i];
 
@@ -230,24 +248,18 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 			out->virtual_in += x->count;
 		/* A frame stopped inside a block before the instruction that counts it. */
 		if (x->stopped_at && x->from < f->nblocks && s.count[x->from] != COUNT_UNKNOWN) {
-			const struct probe_site *site =
-				&pl->sites[pl->counters[fp->block_counter[x->from]].site];
+			uint64_t at = counted_at(pl, fp, x->from);
 
-			if (site->addr > x->stopped_at ||
-			    (x->stopped_before && site->addr == x->stopped_at))
+			if (at > x->stopped_at || (x->stopped_before && at == x->stopped_at))
 				s.count[x->from] += (int64_t)x->count;
 		}
 		/* A frame entered inside a block: not an entry, unless the counter saw it. */
 		if (x->resumed_at && x->to < f->nblocks &&
 		    x->resumed_at != f->blocks[x->to].start) {
 			s.vmid[x->to] += (int64_t)x->count;
-			if (s.count[x->to] != COUNT_UNKNOWN) {
-				const struct probe_site *site =
-					&pl->sites[pl->counters[fp->block_counter[x->to]].site];
-
-				if (site->addr >= x->resumed_at)
-					s.count[x->to] -= (int64_t)x->count;
-			}
+			if (s.count[x->to] != COUNT_UNKNOWN &&
+			    counted_at(pl, fp, x->to) >= x->resumed_at)
+				s.count[x->to] -= (int64_t)x->count;
 		}
 	}
 	/* Worklist over vertices: solve, then revisit both ends of what was solved. */

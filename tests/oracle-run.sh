@@ -2,7 +2,8 @@
 # Count-exactness oracle for `edgeprof run`: builds every tests/programs/* with gcc -O0/-O2/-O3
 # and clang -O2 (g++/clang++ for C++), all PIE; runs each natively, under
 # `edgeprof run` (the default placement and mechanism: in-process counters where proven safe),
-# `edgeprof run --probes uprobe` (uprobes only) and `edgeprof run --placement naive`, and under
+# `edgeprof run --probes uprobe` (uprobes only), `edgeprof run --placement naive` and
+# `edgeprof run --probes uprobe --induction=always` (loops counted by induction), and under
 # callgrind (tests/support/callgrind-run.sh), with the same arguments and stdin; requires the
 # program's stdout and exit status under edgeprof (and callgrind) to be the native ones; then
 # checks both profiles (`edgeprof report --json`) with build/tests/count_oracle, which allows
@@ -26,6 +27,12 @@ RUN_TIMEOUT=120 # seconds per edgeprof run (status 124 when it hangs)
 # Arguments per program (default none).
 declare -A RUN_ARGS=([exit_deep]="5" [signal_death]="segv" [fork_child]="100"
 	[exec_deep]="--fork /bin/true" [exec_kill]="8 /bin/sleep")
+# Known inexact runs (build/variant -> what the run must warn): with block counters in process
+# (naive), a signal handler's siglongjmp out of a fault in a displaced instruction leaves a
+# trampoline pc in the signal frame, which the unwinder cannot go through (no CFI there): the
+# frame the longjmp lands in is not found, and the run says so (issue 15's closing note).
+declare -A KNOWN_INEXACT=([loop_fault-O2/naive]="unwinding failed"
+	[loop_fault-O3/naive]="unwinding failed" [loop_fault-clang-O2/naive]="unwinding failed")
 # callgrind writes nothing for an image an exec replaces: the counts up to the exec are
 # dumped when execv is entered (exec_deep's child).
 CG_VG_FLAGS+=(--dump-before=execv)
@@ -130,6 +137,16 @@ profile_one() {
 		echo "$tag: executed instructions outside every counted block: $(tail -n 1 "$dir/$tag.oracle" | sed 's/.*executed instructions covered \([0-9.]*%\).*/covered \1/') ($dir/$tag.json)"
 		return 1
 	fi
+	# A known limitation, reported: the run must say why its counts are not exact.
+	if [ "$rc" = 1 ] && [ -n "${KNOWN_INEXACT[$name/$tag]:-}" ]; then
+		if grep -q "${KNOWN_INEXACT[$name/$tag]}" "$dir/$tag.log"; then
+			mv "$dir/$tag.oracle" "$dir/$tag.oracle.known" # not in the totals
+			echo "$tag: not exact, as known and reported ('${KNOWN_INEXACT[$name/$tag]}')"
+			return 0
+		fi
+		echo "$tag: not exact and not reported as known ('${KNOWN_INEXACT[$name/$tag]}' missing from $dir/$tag.log)"
+		return 1
+	fi
 	case $rc in
 	0)
 		# "optimal: blocks 56, edges 74 (null 0/0, outside .text 2 funcs, covers 100.0%)"
@@ -150,7 +167,7 @@ profile_one() {
 
 # run_one CC OPT NAME SRC: one build; prints one line (and details on failure).
 run_one() {
-	local cc=$1 opt=$2 name=$3 src=$4 dir=$OUT/$3 rc=0 args l1 l2 l3 ok=1
+	local cc=$1 opt=$2 name=$3 src=$4 dir=$OUT/$3 rc=0 args l1 l2 l3 l4 ok=1
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	read -r -a args <<<"${RUN_ARGS[$(basename "${src%.*}")]:-}"
@@ -173,12 +190,14 @@ run_one() {
 	l1=$(profile_one "$name" optimal) || ok=0
 	l3=$(profile_one "$name" uprobe --probes uprobe) || ok=0
 	l2=$(profile_one "$name" naive --placement naive) || ok=0
+	# Every loop proved counted by induction is counted so (cfg/induction.h).
+	l4=$(profile_one "$name" induction --probes uprobe --induction=always) || ok=0
 	if [ $ok -eq 1 ]; then
-		echo "ok   $name: ${l1%%$'\n'*}; ${l3%%$'\n'*}; ${l2%%$'\n'*}"
+		echo "ok   $name: ${l1%%$'\n'*}; ${l3%%$'\n'*}; ${l2%%$'\n'*}; ${l4%%$'\n'*}"
 		return 0
 	fi
 	echo "FAIL $name:"
-	printf '%s\n%s\n%s\n' "$l1" "$l3" "$l2" | sed 's/^/     /'
+	printf '%s\n%s\n%s\n%s\n' "$l1" "$l3" "$l2" "$l4" | sed 's/^/     /'
 	return 1
 }
 
@@ -193,7 +212,7 @@ while read -r cc opt name src; do
 done < <(list_builds)
 jobs_end $n
 totals=$(for ((i = 1; i <= n; i++)); do
-	d=$(cat "$jobs_dir/$i.dir" 2>/dev/null) && cat "$d/optimal.oracle" "$d/naive.oracle" 2>/dev/null
+	d=$(cat "$jobs_dir/$i.dir" 2>/dev/null) && cat "$d/optimal.oracle" "$d/naive.oracle" "$d/induction.oracle" 2>/dev/null
 done |
 	sed -n 's/^count_oracle .*: functions [0-9]*, blocks \([0-9]*\), edges \([0-9]*\) checked .*differences \([0-9]*\).*/\1 \2 \3/p' |
 	awk '{ b += $1; e += $2; d += $3 } END { printf "checked blocks %d, edges %d; differences %d", b, e, d }')

@@ -223,6 +223,7 @@ int cmd_cfg(int argc, char **argv)
 	struct cfg_program prog = { 0 };
 	struct cfg_func_info *info = NULL;
 	struct cfg_domtree pdom = { 0 };
+	struct cfg_induction ind = { 0 };
 	bool have_pdom = false;
 	struct cfg_report r = { 0 };
 	const struct cfg_func *f = NULL;
@@ -285,6 +286,23 @@ int cmd_cfg(int argc, char **argv)
 	r.prog = &prog;
 	r.img = &img;
 	r.info = info;
+	if (f && !o.json && !o.dot) {
+		/* Which of its loops an induction variable counts (run --induction). */
+		bool *sel = calloc(prog.nfuncs + 1, sizeof(*sel));
+
+		if (!sel) {
+			pr_err("'%s': out of memory", o.binary);
+			goto out;
+		}
+		sel[f - prog.funcs] = true;
+		err = cfg_induction__analyze(&ind, &prog, sel);
+		free(sel);
+		if (err)
+			pr_warn("'%s': loops counted by induction not analysed: %s", o.binary,
+				err == -ENOMEM ? "out of memory" : cfg_strerror());
+		else
+			r.ind = &ind;
+	}
 	r.out = stdout;
 	if (!(o.stats && !o.func && !o.json)) {
 		err = srcline__open(&r.sl, &img);
@@ -349,6 +367,7 @@ out:
 			cfg_func_info__release(&info[i]);
 		free(info);
 	}
+	cfg_induction__free(&ind);
 	cfg_program__free(&prog);
 	elf_image__close(&img);
 	return ret;

@@ -29,6 +29,7 @@ static const char record_usage[] =
 	"usage: edgeprof record -p PID [-d SECONDS] [-o FILE] [--placement chords|naive]\n"
 	"                       [--probes auto|uprobe] [--weights FILE]\n"
 	"                       [--lib NAME|PATH]... [--only PATTERN]... [--exclude PATTERN]...\n"
+	"                       [--induction[=WHEN]]\n"
 	"       edgeprof -p PID [same options]\n"
 	"\n"
 	"Attaches to the running process PID and counts how often every edge and block of its\n"
@@ -59,6 +60,14 @@ static const char record_usage[] =
 	"      --exclude PATTERN count every function but those PATTERN matches; repeatable. A\n"
 	"                        pattern matching no function is an error unless another one\n"
 	"                        matches\n"
+	"      --induction[=WHEN] count loops whose trip count a register stepped by a constant\n"
+	"                        gives (proved in the machine code: 'edgeprof cfg PROG FUNC' lists\n"
+	"                        which loops and why not the others) with no counter inside them:\n"
+	"                        the register summed where the loop is entered and where it is\n"
+	"                        left; WHEN cheaper (default): where the plan prices that below\n"
+	"                        counting in the loop; always: every such loop. Uprobes only for\n"
+	"                        now (with --probes uprobe); a loop active at the attach or the\n"
+	"                        detach counts from the register's value then\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Frames that longjmp, pthread_exit or a C++ exception leave inside the window are\n"
@@ -99,6 +108,13 @@ static void before_unwind(void *arg, int tid, bool step)
 	struct record_ctx *c = arg;
 
 	session__before_unwind(c->s, tid, step);
+}
+
+static int orig_pc(void *arg, uint64_t pc, uint64_t *orig)
+{
+	struct record_ctx *c = arg;
+
+	return session__orig_pc(c->s, pc, orig);
 }
 
 static void before_signal(void *arg, int tid)
@@ -217,6 +233,7 @@ int cmd_record(int argc, char **argv)
 		{ "lib", required_argument, NULL, 'l' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "exclude", required_argument, NULL, 'X' },
+		{ "induction", optional_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -257,6 +274,7 @@ int cmd_record(int argc, char **argv)
 		case 'l':
 		case 'O':
 		case 'X':
+		case 'I':
 			if ((rc = session_options__parse(&so, opt, optarg, "record", lib_names,
 							     &nlibs)))
 				return rc;
@@ -312,6 +330,7 @@ int cmd_record(int argc, char **argv)
 						   .stopping = stop_counting, .watch = watch,
 						   .execed = stop_counting,
 						   .before_unwind = before_unwind,
+						   .orig_pc = orig_pc,
 						   .before_signal = before_signal,
 						   .spawned = spawned,
 						   .forked = ctx.attach_held ? forked : NULL,

@@ -32,7 +32,8 @@
 static const char run_usage[] =
 	"usage: edgeprof run [-o FILE] [--placement chords|naive] [--probes auto|uprobe]\n"
 	"                    [--weights FILE] [--lib NAME|PATH]... [--only PATTERN]...\n"
-	"                    [--exclude PATTERN]... [--loop-stats] [--] PROG [ARGS...]\n"
+	"                    [--exclude PATTERN]... [--loop-stats] [--induction[=WHEN]]\n"
+	"                    [--] PROG [ARGS...]\n"
 	"\n"
 	"Runs PROG to completion and counts how often every edge and block of its main binary\n"
 	"executes, exactly, with counters on the chords of a maximum spanning tree of each\n"
@@ -80,6 +81,13 @@ static const char run_usage[] =
 	"                        variance in 'report --time'); costs one more probe hit per\n"
 	"                        header execution and per execution of each entry block; counts with\n"
 	"                        uprobes only\n"
+	"      --induction[=WHEN] count loops whose trip count a register stepped by a constant\n"
+	"                        gives (proved in the machine code: 'edgeprof cfg PROG FUNC' lists\n"
+	"                        which loops and why not the others) with no counter inside them:\n"
+	"                        the register summed where the loop is entered and where it is\n"
+	"                        left; WHEN cheaper (default): where the plan prices that below\n"
+	"                        counting in the loop; always: every such loop. Uprobes only for\n"
+	"                        now (with --probes uprobe)\n"
 	"  -h, --help            show this help\n"
 	"\n"
 	"Probe sites are chosen with the probe costs measured by 'edgeprof calibrate'; without a\n"
@@ -158,6 +166,11 @@ static void spawned(void *arg, int parent, int child, bool thread)
 static void before_unwind(void *arg, int tid, bool step)
 {
 	session__before_unwind(arg, tid, step);
+}
+
+static int orig_pc(void *arg, uint64_t pc, uint64_t *orig)
+{
+	return session__orig_pc(arg, pc, orig);
 }
 
 static void before_signal(void *arg, int tid)
@@ -247,6 +260,7 @@ int cmd_run(int argc, char **argv)
 		{ "weights", required_argument, NULL, 'w' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "loop-stats", no_argument, NULL, 'L' },
+		{ "induction", optional_argument, NULL, 'I' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "exclude", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
@@ -277,6 +291,7 @@ int cmd_run(int argc, char **argv)
 		case 'l':
 		case 'O':
 		case 'X':
+		case 'I':
 			if ((rc = session_options__parse(&so, opt, optarg, "run", lib_names,
 							     &nlibs)))
 				return rc;
@@ -326,7 +341,7 @@ int cmd_run(int argc, char **argv)
 						.mapped = deferred ? libs_mapped : NULL,
 						.unwatch = unwatch,
 						.execed = exec_stop, .released = exec_released,
-						.spawned = spawned, .before_unwind = before_unwind,
+						.spawned = spawned, .before_unwind = before_unwind, .orig_pc = orig_pc,
 						.before_signal = before_signal,
 						.child_stopped = child_stopped,
 						.watch = watch, .early_offset = early_offset,

@@ -77,6 +77,12 @@ struct count_ops {
 	void (*before_unwind)(void *be, int tid, bool step);
 	void (*before_signal)(void *be, int tid);
 	void (*forked)(void *be, int child);
+	/* Whether run-time address PC lies in code of the backend's own (a trampoline): 1 with
+	 * *ORIG the program's instruction a frame at PC is at (a signal's frame can hold such a
+	 * pc: one among a window's displaced instructions is not moved; so can a return address
+	 * or a setjmp's landing after a displaced call), -EAGAIN when it is at no instruction
+	 * of the program (inside an increment), 0 when PC is not the backend's. May be NULL. */
+	int (*orig_pc)(void *be, uint64_t pc, uint64_t *orig);
 };
 
 /* A backend as the session holds it. */

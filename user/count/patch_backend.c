@@ -976,6 +976,15 @@ static void patch_before_signal(void *be, int tid)
 		pr_debug("thread %d: a signal's delivery: pc moved out of a trampoline", tid);
 }
 
+static int patch_orig_pc(void *be, uint64_t pc, uint64_t *orig)
+{
+	struct patch_backend *b = be;
+
+	if (!b->pt || b->removed)
+		return 0;
+	return patcher__orig_of(b->pt, pc, orig);
+}
+
 static void patch_forked(void *be, int child)
 {
 	struct patch_backend *b = be;
@@ -997,6 +1006,7 @@ const struct count_ops patch_count_ops = {
 	.before_unwind = patch_before_unwind,
 	.before_signal = patch_before_signal,
 	.forked = patch_forked,
+	.orig_pc = patch_orig_pc,
 };
 
 _Static_assert(sizeof(struct patch_obj) == 120, "patch_obj changed: save it (patch_backend__save)");

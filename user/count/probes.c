@@ -238,6 +238,11 @@ static bool cookie_ok(const struct probes *p, uint64_t cookie)
 		return (base < 16 || base == EP_REG_NONE) && (index < 16 || index == EP_REG_NONE) &&
 		       ((cookie >> 61) & 1 ? true : base < 16);
 	}
+	if (kind == EP_SITE_ACCUM) {
+		uint64_t cc = (cookie >> EP_CC_SHIFT) & EP_CC_MASK;
+
+		return (cc <= 0x13 || cc == EP_CC_ALWAYS) && index_ok(p, cookie & EP_IDX_MASK);
+	}
 	if (kind != EP_SITE_BRANCH || ((cookie >> EP_CC_SHIFT) & EP_CC_MASK) > 0x13)
 		return false;
 	return index_ok(p, cookie & EP_IDX_MASK) &&
@@ -259,7 +264,7 @@ static void mark_cookies(struct probes *p, const uint64_t *cookies, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t kind = cookies[i] >> EP_KIND_SHIFT;
 
-		if (kind == EP_SITE_COUNT || kind == EP_SITE_BRANCH)
+		if (kind == EP_SITE_COUNT || kind == EP_SITE_BRANCH || kind == EP_SITE_ACCUM)
 			mark_used(p, cookies[i] & EP_IDX_MASK);
 		if (kind == EP_SITE_BRANCH)
 			mark_used(p, (cookies[i] >> EP_IDX_BITS) & EP_IDX_MASK);

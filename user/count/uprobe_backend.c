@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bpf/edgeprof.h"
 #include "cfg/elf_image.h"
 #include "user/count/probes.h"
 #include "user/util/log.h"
@@ -82,8 +83,8 @@ int uprobe_backend__offsets(const struct count_object *o, uint64_t **offs, uint6
 	const struct placement *pl = o->pl;
 
 	*n = 0;
-	*offs = malloc((pl->nsites + 1) * sizeof(**offs));
-	*cookies = malloc((pl->nsites + 1) * sizeof(**cookies));
+	*offs = malloc((pl->nsites + pl->naccums + 1) * sizeof(**offs));
+	*cookies = malloc((pl->nsites + pl->naccums + 1) * sizeof(**cookies));
 	if (!*offs || !*cookies) {
 		free(*offs);
 		free(*cookies);
@@ -103,6 +104,22 @@ int uprobe_backend__offsets(const struct count_object *o, uint64_t **offs, uint6
 				      (unsigned long long)s->addr);
 		}
 		(*cookies)[(*n)++] = object_cookie(o, s);
+	}
+	/* The accumulators of loops counted by induction: uprobes whatever the mechanism (an
+	 * address may have a counting probe too: the kernel runs both). */
+	for (size_t i = 0; i < pl->naccums; i++) {
+		const struct accum_site *a = &pl->accums[i];
+
+		if (elf_image__vaddr_to_offset(o->img, a->addr, &(*offs)[*n])) {
+			free(*offs);
+			free(*cookies);
+			*offs = *cookies = NULL;
+			return pr_err("'%s': accumulator site %#llx has no file offset", o->path,
+				      (unsigned long long)a->addr);
+		}
+		(*cookies)[(*n)++] = ep_cookie_accum(a->kind == IV_AT ? EP_CC_ALWAYS : a->cc,
+						     a->kind == IV_JCC_TAKEN, (unsigned)a->reg,
+						     a->counter + o->counter_base);
 	}
 	return 0;
 }

@@ -402,6 +402,39 @@ static int add_event(struct tracer *t, const struct frame_event *ev)
 	return 0;
 }
 
+/* An activation frame at *PC in code of the caller's own (tracer_hooks.orig_pc) is at the
+ * program's address it maps to: *PC becomes that. Returns 0, or -EAGAIN when it maps to none. */
+static int orig_pc(struct tracer *t, Dwarf_Addr *pc)
+{
+	uint64_t orig;
+	int rc;
+
+	if (!t->hooks || !t->hooks->orig_pc)
+		return 0;
+	rc = t->hooks->orig_pc(t->hooks->ctx, *pc, &orig);
+	if (rc == 1)
+		*pc = orig;
+	return rc < 0 ? -EAGAIN : 0;
+}
+
+/* The general registers of FRAME that the unwinder knows, by x86 number, into REGS, with a
+ * bit per register known in *VALID. */
+static void frame_regs(Dwfl_Frame *frame, uint64_t regs[16], uint16_t *valid)
+{
+	/* x86 register k is DWARF register dwarf[k]. */
+	static const unsigned dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15 };
+
+	*valid = 0;
+	for (unsigned k = 0; k < 16; k++) {
+		Dwarf_Word val;
+
+		if (dwfl_frame_reg(frame, dwarf[k], &val) == 0) {
+			regs[k] = val;
+			*valid |= (uint16_t)(1u << k);
+		}
+	}
+}
+
 static int unwind_frame(Dwfl_Frame *frame, void *arg)
 {
 	struct unwind *u = arg;
@@ -419,6 +452,11 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 	}
 	if (!activation && pc == 0)
 		return DWARF_CB_OK; /* an outermost frame without a return address */
+	if (orig_pc(u->t, &pc) < 0) {
+		u->unknown = true;
+		u->unknown_pc = pc;
+		return DWARF_CB_ABORT;
+	}
 	/* A return address may lie just past the end of its function (after a call that
 	 * does not return): look the caller up by the call instruction. */
 	mod = dwfl_addrmodule(u->dwfl, activation ? pc : pc - 1);
@@ -437,6 +475,8 @@ static int unwind_frame(Dwfl_Frame *frame, void *arg)
 		    .tgid = u->tgid,
 		};
 
+		if (activation)
+			frame_regs(frame, ev.regs, &ev.regs_valid);
 		if (add_event(u->t, &ev))
 			return DWARF_CB_ABORT;
 	}
@@ -794,6 +834,8 @@ struct frame_rec {
 	uint64_t pc, rsp, vaddr;
 	bool in_binary, activation; /* in_binary: in a profiled object, obj */
 	uint8_t obj;
+	uint16_t regs_valid; /* activation frames: their registers (struct frame_event) */
+	uint64_t regs[16];
 };
 
 struct collect {
@@ -827,9 +869,15 @@ static int collect_frame(Dwfl_Frame *frame, void *arg)
 	}
 	if (!activation && pc == 0)
 		return DWARF_CB_OK;
+	if (orig_pc(c->u.t, &pc) < 0) {
+		c->u.unknown = true;
+		return DWARF_CB_ABORT;
+	}
 	dwfl_frame_reg(frame, 7, &rsp); /* DWARF register 7 is rsp */
 	r = &c->v[c->n++];
 	*r = (struct frame_rec){ .pc = pc, .rsp = rsp, .activation = activation };
+	if (activation)
+		frame_regs(frame, r->regs, &r->regs_valid);
 	mod = dwfl_addrmodule(c->u.dwfl, activation ? pc : pc - 1);
 	if (!mod)
 		c->u.unknown = true;
@@ -900,23 +948,39 @@ static void longjmp_hit(struct tracer *t, int tid, int tgid, const struct bp *b,
 	}
 	land_rsp = ror17(jrsp) ^ guard;
 	land_pc = ror17(jpc) ^ guard;
+	/* A setjmp called from a trampoline (its call displaced there) returns into it: the
+	 * program's address is where the landing frame resumes. */
+	if (orig_pc(t, (Dwarf_Addr *)&land_pc) < 0) {
+		pr_debug("thread %d: a longjmp lands inside an increment", tid);
+		t->res->unwind_failures++;
+		goto out;
+	}
 	land_mod = dwfl_addrmodule(c.u.dwfl, land_pc);
 	if (land_mod)
 		land_obj = module_is_profiled(&c.u, land_mod, &land_bias);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct frame_rec *f = &c.v[i];
 
-		if (f->in_binary && f->activation && i > 0 && f->rsp < land_rsp) {
+		if (f->in_binary && f->activation && i > 0 &&
+		    (f->rsp < land_rsp || (f->rsp == land_rsp && land_obj == f->obj))) {
 			/* A frame a signal interrupted, left by its handler's longjmp where it
-			 * stopped (before that instruction unless the signal was its fault). */
+			 * stopped (before that instruction unless the signal was its fault); when
+			 * it is the frame the longjmp lands in (its setjmp's caller, interrupted
+			 * with the stack pointer it had then), entered again there. */
 			struct task *tk = task_find(t, tid);
 			struct frame_event ev = { .vaddr = f->vaddr, .kind = FRAME_EXIT,
 						  .activation = 1,
 						  .pending = !(tk && tk->last_sig_fault),
-						  .obj = f->obj, .tid = tid, .tgid = tgid };
+						  .obj = f->obj, .tid = tid, .tgid = tgid,
+						  .regs_valid = f->regs_valid };
 
+			memcpy(ev.regs, f->regs, sizeof(ev.regs));
 			add_event(t, &ev);
-			continue;
+			if (f->rsp < land_rsp)
+				continue;
+			add_frame_event(t, land_pc - land_bias, FRAME_ENTRY, tid, tgid, f->obj);
+			landed = true;
+			break;
 		}
 		if (!f->in_binary || f->activation)
 			continue;

@@ -38,6 +38,11 @@ struct frame_event {
 			     * tracer_hooks.lib_ids[K - 1] */
 	int tid;	    /* the thread whose stack this frame was on */
 	int tgid;	    /* and its process */
+	/* With activation: the frame's general registers by x86 number (0 rax .. 15 r15), as
+	 * the unwinder recovered them (the thread's own, or those a signal frame saved); bit k
+	 * of regs_valid says regs[k] is known. */
+	uint16_t regs_valid;
+	uint64_t regs[16];
 };
 
 /* At most this many profiled objects: the binary and TRACER_MAX_OBJECTS - 1 libraries. */
@@ -123,6 +128,13 @@ struct tracer_hooks {
 	 * every later unwinding through that frame see the program's own code, not a
 	 * trampoline. May be NULL. */
 	void (*before_signal)(void *ctx, int tid);
+	/* A frame's pc PC (a run-time address: where it stopped, or its return address) that
+	 * may lie in code of the caller's own (an in-process counter's trampoline: a signal's
+	 * frame can leave a pc there, a call displaced there returns there, a setjmp called so
+	 * lands there): 1 with *ORIG the program's address the frame is at, -EAGAIN when it is
+	 * at none (the frame is then unknown: the unwinding counts as failed), 0 when PC is not
+	 * the caller's. May be NULL. */
+	int (*orig_pc)(void *ctx, uint64_t pc, uint64_t *orig);
 	/* Called when traced thread PARENT creates a thread (THREAD true) or a process that
 	 * shares or copies its memory (fork, vfork), at PARENT's event stop: the new task has
 	 * not run yet. May be NULL. */

@@ -239,6 +239,69 @@ static void ob_json(struct obuf *b, json_t *v)
 
 /* Appends S as a JSON string: verbatim in quotes when it is printable ASCII with nothing to
  * escape (what jansson writes for it), else through jansson. */
+static void ob_str(struct obuf *b, const char *s);
+
+/* The plan's loops counted by induction, when it has any: "induction":[{func, header (its
+ * address), block (the step's), step_addr, step, reg, entries and exits (the two sums, as
+ * unsigned wrapping values), count (the step's executions), body (block ids), sites:[{addr,
+ * block, when: always|taken|not_taken, sum: entries|exits, reg}]}], then a comma. */
+static void induction_json(struct obuf *b, const struct profile_input *in)
+{
+	static const char *const when[] = { "always", "taken", "not_taken" };
+	const struct placement *pl = in->pl;
+
+	if (!pl->nivs)
+		return;
+	ob_lit(b, "\n\"induction\":[");
+	for (uint32_t k = 0; k < pl->nivs; k++) {
+		const struct plan_iv *pv = &pl->ivs[k];
+		const struct cfg_iv *iv = pv->iv;
+		const struct cfg_func *f = &in->prog->funcs[pv->func];
+		uint64_t ein = in->counters[pv->acc_in], eout = in->counters[pv->acc_out];
+
+		ob_lit(b, k ? ",\n{\"func\":" : "\n{\"func\":");
+		ob_u64(b, pv->func);
+		ob_lit(b, ",\"header\":");
+		ob_hex(b, f->blocks[iv->header].start);
+		ob_lit(b, ",\"block\":");
+		ob_u64(b, pv->block);
+		ob_lit(b, ",\"step_addr\":");
+		ob_hex(b, pv->step_addr);
+		ob_lit(b, ",\"step\":");
+		ob_i64(b, pv->step);
+		ob_lit(b, ",\"reg\":");
+		ob_u64(b, (uint64_t)iv->reg);
+		ob_lit(b, ",\"entries\":");
+		ob_u64(b, ein);
+		ob_lit(b, ",\"exits\":");
+		ob_u64(b, eout);
+		ob_lit(b, ",\"count\":");
+		ob_i64(b, (int64_t)(eout - ein) / pv->step);
+		ob_lit(b, ",\"body\":[");
+		for (uint32_t j = 0; j < iv->nblocks; j++) {
+			if (j)
+				ob_putn(b, ",", 1);
+			ob_u64(b, pl->ind->body[iv->first_block + j]);
+		}
+		ob_lit(b, "],\"sites\":[");
+		for (uint32_t j = 0; j < iv->nactions; j++) {
+			const struct cfg_iv_action *a = &pl->ind->actions[iv->first_action + j];
+
+			ob_lit(b, j ? ",{\"addr\":" : "{\"addr\":");
+			ob_hex(b, a->addr);
+			ob_lit(b, ",\"block\":");
+			ob_u64(b, a->block);
+			ob_lit(b, ",\"when\":\"");
+			ob_lit(b, when[a->kind < 3 ? a->kind : 0]);
+			ob_lit(b, a->out ? "\",\"sum\":\"exits\",\"reg\":" : "\",\"sum\":\"entries\",\"reg\":");
+			ob_u64(b, (uint64_t)a->reg);
+			ob_putn(b, "}", 1);
+		}
+		ob_lit(b, "]}");
+	}
+	ob_lit(b, "],");
+}
+
 static void ob_str(struct obuf *b, const char *s)
 {
 	size_t n = 0;
@@ -522,7 +585,9 @@ static void write_placement(struct writer *w)
 		ob_u64(b, hits);
 		ob_putn(b, "}", 1);
 	}
-	ob_lit(b, "],\n\"counters\":[");
+	ob_lit(b, "],");
+	induction_json(b, in);
+	ob_lit(b, "\n\"counters\":[");
 	for (uint32_t i = 0; i < pl->ncounters; i++) {
 		const struct counter_def *d = &pl->counters[i];
 

@@ -231,6 +231,48 @@ static void print_edge_extra(const struct cfg_report *r, const struct cfg_edge *
 	}
 }
 
+static const char *const reg_names[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
+};
+
+/* How the loop at HEADER of F is counted by induction (cfg/induction.h), when asked. */
+static void print_induction(const struct cfg_report *r, const struct cfg_func *f,
+			    uint32_t header)
+{
+	const struct cfg_induction *ind = r->ind;
+	size_t fi = (size_t)(f - r->prog->funcs);
+	char h[HEXLEN], a[16];
+
+	if (!ind || !ind->first)
+		return;
+	for (uint32_t i = ind->first[fi]; i < ind->first[fi + 1]; i++) {
+		const struct cfg_iv *iv = &ind->iv[i];
+
+		if (iv->header != header)
+			continue;
+		block_ref(f, iv->block, a, sizeof(a));
+		fprintf(r->out, "       induction: %s steps by %+" PRId64 " at %s (%s); %" PRIu32
+			" action%s:", reg_names[iv->reg & 15], iv->step,
+			jout_addr(h, iv->step_addr), a, iv->nactions, iv->nactions == 1 ? "" : "s");
+		for (uint32_t k = 0; k < iv->nactions; k++) {
+			const struct cfg_iv_action *x = &ind->actions[iv->first_action + k];
+
+			fprintf(r->out, " %s%s+=%s@%s", x->out ? "exits" : "entries",
+				x->kind == IV_JCC_TAKEN ? "(taken)" :
+				x->kind == IV_JCC_NOT ? "(not taken)" : "",
+				reg_names[x->reg & 15], jout_addr(h, x->addr));
+		}
+		fprintf(r->out, "\n");
+		return;
+	}
+	for (uint32_t i = 0; i < ind->nrejects; i++)
+		if (ind->rejects[i].func == fi && ind->rejects[i].header == header) {
+			fprintf(r->out, "       not counted by induction: %s\n", ind->rejects[i].why);
+			return;
+		}
+}
+
 static void print_loops(const struct cfg_report *r, const struct cfg_func *f,
 			const struct cfg_func_info *fi)
 {
@@ -264,6 +306,7 @@ static void print_loops(const struct cfg_report *r, const struct cfg_func *f,
 			fprintf(r->out, " %s->%s", a, b);
 		}
 		fprintf(r->out, "\n");
+		print_induction(r, f, lp->header);
 	}
 	for (uint32_t k = 0; k < fi->loops.nirreducible; k++) {
 		const struct cfg_edge *e = &f->edges[fi->loops.irreducible_edges[k]];

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cfg/cfg.h"
+#include "cfg/induction.h"
 #include "cfg/dominators.h"
 #include "cfg/loops.h"
 #include "cfg/srcline.h"
@@ -28,6 +29,7 @@ struct cfg_report {
 	const struct elf_image *img;
 	struct srcline *sl;
 	const struct cfg_func_info *info;
+	const struct cfg_induction *ind; /* loops counted by induction, or NULL */
 	FILE *out;
 };
 

@@ -50,6 +50,14 @@ int session_options__parse(struct session_options *o, int opt, char *arg, const 
 	case 'w':
 		o->weights = arg;
 		return 0;
+	case 'I':
+		if (!arg || strcmp(arg, "cheaper") == 0)
+			o->induction = 1;
+		else if (strcmp(arg, "always") == 0)
+			o->induction = 2;
+		else
+			return usage_error(cmd, "unknown --induction '%s' (cheaper or always)", arg);
+		return 0;
 	case 'l':
 		if (*nnames == TRACER_MAX_OBJECTS - 1)
 			return usage_error(cmd, "at most %d --lib options", TRACER_MAX_OBJECTS - 1);
@@ -217,7 +225,7 @@ static uint32_t plan_ordinals(const struct placement *pl)
  * without refused sites can need more than the first. */
 static bool plan_fits(const struct session_object *o)
 {
-	return o->pl.ncounters <= o->capacity && o->pl.nsites <= o->capacity;
+	return o->pl.ncounters_all <= o->capacity && o->pl.nsites <= o->capacity;
 }
 
 /* Plans the functions of O set in REDO again, the others' plans kept, once PB (O's patch
@@ -390,7 +398,8 @@ static uint64_t capacity_bound(const struct session_object *o)
 	uint64_t n = 1024 + 2 * (uint64_t)o->lj.nv;
 
 	for (size_t i = 0; i < o->prog.nfuncs; i++)
-		n += (uint64_t)o->prog.funcs[i].nblocks + o->prog.funcs[i].nedges + 1;
+		n += (uint64_t)o->prog.funcs[i].nblocks * (o->induction ? 3 : 1) +
+		     o->prog.funcs[i].nedges + 1; /* a counted loop: 2 sums for a block */
 	return n;
 }
 
@@ -490,6 +499,17 @@ static int object_plan(struct session_object *o, struct func_select *select, con
 			return pr_err("out of memory");
 		o->popt.select = o->select;
 	}
+	if (o->induction) {
+		int err;
+
+		progress__set("analysing '%s': loops counted by induction", base_name(o));
+		err = cfg_induction__analyze(&o->ind, &o->prog, o->select);
+		if (err)
+			return pr_err("'%s': cannot analyse its loops: %s", path,
+				      err == -ENOMEM ? "out of memory" : cfg_strerror());
+		o->popt.induction = &o->ind;
+		o->popt.induction_always = o->induction == 2;
+	}
 	progress__set("analysing '%s': planning the counters", base_name(o));
 	if (placement__plan(&o->pl, &o->prog, &o->popt))
 		return pr_err("'%s': out of memory planning probes", path);
@@ -509,6 +529,9 @@ planned:
 	if (o->lj.active)
 		pr_info("'%s': longjmp pseudo-edges: %u abandon, %u resume (%u in chord plans, one chord each)",
 			path, o->lj.nabandon, o->lj.nresume, o->pl.npseudo);
+	if (o->induction)
+		pr_info("'%s': induction: %u loops proved counted, %u counted so (%zu accumulator sites), %u not proved",
+			path, o->ind.niv, o->pl.nivs, o->pl.naccums, o->ind.nrejects);
 	return 0;
 }
 
@@ -604,11 +627,15 @@ static int prepare(struct session *s, const char *binary, const struct session_o
 
 	if (o->nlibs > TRACER_MAX_OBJECTS - 1)
 		return pr_err("at most %d libraries can be profiled at once", TRACER_MAX_OBJECTS - 1);
+	if (o->induction && o->counting != COUNTING_UPROBE)
+		return pr_err("--induction counts with uprobes only for now: add --probes uprobe");
 	s->objs = calloc(o->nlibs + 1, sizeof(*s->objs));
 	if (!s->objs)
 		return pr_err("out of memory");
-	for (size_t k = 0; k <= o->nlibs; k++)
+	for (size_t k = 0; k <= o->nlibs; k++) {
 		s->objs[k].img.fd = -1;
+		s->objs[k].induction = o->induction;
+	}
 	s->nobjs = o->nlibs + 1;
 	calibration__ensure(&popt.costs);
 	t0 = now_seconds(); /* the analysis, not a calibration made first */
@@ -625,7 +652,8 @@ static int prepare(struct session *s, const char *binary, const struct session_o
 	/* The binary's analysis is kept across runs when nothing but its bytes and the options
 	 * the key holds decides it. Read back, it takes less time than loading the BPF program,
 	 * which then starts first, sized by the kept capacity. */
-	s->objs[0].cacheable = !o->weights && !o->loop_stats && !func_select__active(o->select);
+	s->objs[0].cacheable = !o->weights && !o->loop_stats && !o->induction &&
+			       !func_select__active(o->select);
 	if (s->objs[0].cacheable && s->nobjs == 1) {
 		if (object_open_image(&s->objs[0], binary, &popt))
 			return -1;
@@ -795,6 +823,20 @@ void session__before_unwind(struct session *s, int tid, bool step)
 	for (size_t b = 0; b < s->nbackends; b++)
 		if (s->backends[b].ops->before_unwind)
 			s->backends[b].ops->before_unwind(s->backends[b].be, tid, step);
+}
+
+int session__orig_pc(struct session *s, uint64_t pc, uint64_t *orig)
+{
+	*orig = pc;
+	for (size_t b = 0; b < s->nbackends; b++) {
+		int rc = s->backends[b].ops->orig_pc
+				 ? s->backends[b].ops->orig_pc(s->backends[b].be, pc, orig)
+				 : 0;
+
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 void session__before_signal(struct session *s, int tid)
@@ -1419,6 +1461,55 @@ static int frames_to_virtual(struct frame_map *m, const struct tracer_result *tr
 	return 0;
 }
 
+/* The unwound frames inside loops counted by induction (cfg_induction__inside): a frame
+ * entered there (attach, fork) adds its register's value to the loop's entry sum, one left
+ * there (exit, fatal signal, longjmp, detach) to its exit sum, as its entry and exit sites
+ * would have. A frame whose register the unwinder could not recover leaves its function's
+ * count unknown: LOST[k][func] is set (LOST[k] is allocated as needed). Returns 0 or
+ * -ENOMEM. */
+static int induction_frames(struct session *s, const struct frame_map *m,
+			    const struct tracer_result *tr, bool **lost)
+{
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct frame_event *ev = &tr->events[i];
+		const struct session_object *o;
+		const struct block_ref *r;
+
+		if (ev->kind == FRAME_THROW || !ev->activation || !event_counts(s, ev))
+			continue;
+		o = &s->objs[ev->obj];
+		if (!o->pl.nivs || !(r = block_index__find(&m->bi[ev->obj], ev->vaddr)))
+			continue;
+		for (uint32_t k = 0; k < o->pl.nivs; k++) {
+			const struct plan_iv *iv = &o->pl.ivs[k];
+			bool fired = ev->kind == FRAME_EXIT && !ev->pending;
+
+			if (iv->func != r->func ||
+			    !cfg_induction__inside(&o->ind, iv->iv, r->block, ev->vaddr, fired))
+				continue;
+			pr_debug("induction: frame at %#llx (%s, %s) inside the loop at %#llx: register %d %s %#llx",
+				 (unsigned long long)ev->vaddr, ev->kind == FRAME_ENTRY ? "entered" : "left",
+				 fired ? "its instruction started" : "interrupted",
+				 (unsigned long long)iv->step_addr, iv->iv->reg,
+				 ev->regs_valid & (1u << iv->iv->reg) ? "=" : "unknown, mask",
+				 (unsigned long long)(ev->regs_valid & (1u << iv->iv->reg)
+							      ? ev->regs[iv->iv->reg]
+							      : ev->regs_valid));
+			if (!(ev->regs_valid & (1u << iv->iv->reg))) {
+				if (!lost[ev->obj] &&
+				    !(lost[ev->obj] = calloc(o->prog.nfuncs + 1, sizeof(**lost))))
+					return -ENOMEM;
+				lost[ev->obj][iv->func] = true;
+				continue;
+			}
+			s->counters[o->counter_base +
+				    (ev->kind == FRAME_ENTRY ? iv->acc_in : iv->acc_out)] +=
+				ev->regs[iv->iv->reg];
+		}
+	}
+	return 0;
+}
+
 static int cmp_ve_func(const void *a, const void *b)
 {
 	const struct virtual_edge *x = a, *y = b;
@@ -1619,6 +1710,7 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	struct profile_input *in = calloc(n, sizeof(*in));
 	struct profile_exec *execs = calloc(tr->nexec_records + 1, sizeof(*execs));
 	struct frame_map m = { .s = s, .bi = bi, .v = v, .n = nv };
+	bool **iv_lost = NULL;
 	uint64_t unmatched = 0;
 	char *profiled[TRACER_MAX_OBJECTS];
 	int ret = -1;
@@ -1671,6 +1763,9 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 	probes__detach_async(s->probes);
 	if (frames_to_virtual(&m, tr, &unmapped))
 		goto nomem;
+	iv_lost = calloc(n, sizeof(*iv_lost));
+	if (!iv_lost || induction_frames(s, &m, tr, iv_lost))
+		goto nomem;
 	for (size_t k = 0; k < n; k++) {
 		struct session_object *o = &s->objs[k];
 
@@ -1679,6 +1774,16 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 		counts[k] = calloc(o->prog.nfuncs ? o->prog.nfuncs : 1, sizeof(*counts[k]));
 		if (!counts[k] || object_counts(s, o, v[k], nv[k], counts[k], &nviol))
 			goto nomem;
+		for (size_t i = 0; iv_lost[k] && i < o->prog.nfuncs; i++) {
+			if (!iv_lost[k][i] || o->pl.funcs[i].status == PLAN_EXCLUDED)
+				continue;
+			pr_warn("'%s': a frame inside a loop of %s counted by induction had its register unknown: its counts are not exact",
+				o->path, o->prog.funcs[i].name);
+			if (!counts[k][i].nviolations)
+				nviol++;
+			if (add_violation(&counts[k][i], o->prog.funcs[i].nblocks))
+				goto nomem;
+		}
 		in[k] = (struct profile_input){
 			.prog = &o->prog, .pl = &o->pl, .counters = s->counters + o->counter_base,
 			.counts = counts[k], .costs = &o->popt.costs, .blines = blines ? &blines[k] : NULL,
@@ -1752,7 +1857,10 @@ out:
 			free(v[k]);
 		if (bi)
 			block_index__free(&bi[k]);
+		if (iv_lost)
+			free(iv_lost[k]);
 	}
+	free(iv_lost);
 	free(m.lost);
 	free(bi);
 	free(v);
@@ -1788,6 +1896,7 @@ void session__release(struct session *s)
 		run_weights__free(&o->rw);
 		placement__free(&o->pl);
 		cfg_longjmp__free(&o->lj);
+		cfg_induction__free(&o->ind);
 		cfg_program__free(&o->prog);
 		elf_image__close(&o->img);
 	}

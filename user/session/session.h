@@ -40,6 +40,9 @@ struct session_options {
 	size_t nlibs;         /* at most TRACER_MAX_OBJECTS - 1 */
 	bool loop_stats;      /* also measure the trip-count moments of the binary's loops
 			       * (`run --loop-stats`; not for libraries) */
+	int induction;        /* count loops by induction where proven (cfg/induction.h),
+			       * 1: where the plan finds it cheaper, 2: always; with
+			       * COUNTING_UPROBE only */
 	struct func_select *select; /* --only / --exclude, applied to every object; NULL or
 				     * empty: every function (each pattern's matches are
 				     * counted into it) */
@@ -55,6 +58,9 @@ struct session_object {
 	struct placement pl;
 	struct placement_options popt;
 	struct cfg_longjmp lj; /* its longjmp pseudo-edges (popt.longjmp) */
+	struct cfg_induction ind; /* its loops counted by induction (popt.induction), when
+				   * asked */
+	int induction;            /* session_options.induction */
 	struct run_weights rw;
 	bool *select;          /* per function, whether it is profiled (popt.select), or NULL */
 	uint32_t counter_base; /* its counters are [counter_base, + capacity) of the map */
@@ -202,6 +208,11 @@ void session__before_unwind(struct session *s, int tid, bool step);
 /* A signal is about to be delivered to thread TID: each backend may move its pc out of code
  * of its own (see tracer_hooks.before_signal). */
 void session__before_signal(struct session *s, int tid);
+
+/* The program's address of a frame at run-time address PC in a backend's own code (see
+ * count_ops.orig_pc): 1 with *ORIG set, -EAGAIN at no instruction of the program, 0 when PC
+ * is no backend's. */
+int session__orig_pc(struct session *s, uint64_t pc, uint64_t *orig);
 void session__forked(struct session *s, int child);
 
 /* `run`: binds the probes attached from now on to process PID (the program, stopped at its
