@@ -7,7 +7,8 @@
 #      command are unchanged, and re-runs callgrind otherwise);
 #   2. runs the workload natively and under `edgeprof run` (default placement), and with
 #      UPROBE=1 also under `edgeprof run --probes uprobe` (the default counts in process where
-#      it can); NAIVE=1 also under `edgeprof run --placement naive` (one single-stepped probe per block:
+#      it can); INDUCTION=1 also under `edgeprof run --probes uprobe --induction=always`
+#      (every loop proved counted by induction is counted so); NAIVE=1 also under `edgeprof run --placement naive` (one single-stepped probe per block:
 #      hours on these workloads, so not by default; the test programs check naive in
 #      `make test`), requiring the same stdout and exit status; these runs are made without
 #      address-space randomisation (setarch -R), as callgrind's are: lua5.4's string cache
@@ -95,10 +96,12 @@ for name in "${SELECTED[@]}"; do
 	placements=(optimal)
 	[ "${NAIVE:-0}" = 1 ] && placements+=(naive)
 	[ "${UPROBE:-0}" = 1 ] && placements+=(uprobe)
+	[ "${INDUCTION:-0}" = 1 ] && placements+=(induction)
 	for placement in "${placements[@]}"; do
 		pargs=()
 		[ "$placement" = naive ] && pargs=(--placement naive)
 		[ "$placement" = uprobe ] && pargs=(--probes uprobe)
+		[ "$placement" = induction ] && pargs=(--probes uprobe --induction=always)
 		data=$base.$placement.data
 		json=$base.$placement.json
 		rm -f "$data" "$json"

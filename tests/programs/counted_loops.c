@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 
 		total = zero;
 		total += array_sum(a, N * N);
-		matmul(N / 2 + zero);
+		matmul(N + zero);
 		total += c[5];
 		copy_bytes(dst, src, 3000 + zero);
 		total += dst[2999];

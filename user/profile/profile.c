@@ -242,8 +242,8 @@ static void ob_json(struct obuf *b, json_t *v)
 static void ob_str(struct obuf *b, const char *s);
 
 /* The plan's loops counted by induction, when it has any: "induction":[{func, header (its
- * address), block (the step's), step_addr, step, reg, entries and exits (the two sums, as
- * unsigned wrapping values), count (the step's executions), body (block ids), sites:[{addr,
+ * address), block (the step's), step_addr, step, reg, entries and exits (the two sums, 64-bit
+ * wrapping, written as signed: JSON readers take no integer past 2^63), count (the step's executions), body (block ids), sites:[{addr,
  * block, when: always|taken|not_taken, sum: entries|exits, reg}]}], then a comma. */
 static void induction_json(struct obuf *b, const struct profile_input *in)
 {
@@ -272,9 +272,9 @@ static void induction_json(struct obuf *b, const struct profile_input *in)
 		ob_lit(b, ",\"reg\":");
 		ob_u64(b, (uint64_t)iv->reg);
 		ob_lit(b, ",\"entries\":");
-		ob_u64(b, ein);
+		ob_i64(b, (int64_t)ein);
 		ob_lit(b, ",\"exits\":");
-		ob_u64(b, eout);
+		ob_i64(b, (int64_t)eout);
 		ob_lit(b, ",\"count\":");
 		ob_i64(b, (int64_t)(eout - ein) / pv->step);
 		ob_lit(b, ",\"body\":[");
@@ -381,6 +381,10 @@ static void longjmp_summary_json(json_t *run, const struct profile_input *in, in
 struct totals {
 	uint64_t hits, sites_hit, naive_hits, violations;
 	double est_trap_ns;
+	/* The accumulator sites of loops counted by induction: their executions (those of the
+	 * blocks holding them, from the propagated counts) and estimated cost. */
+	uint64_t acc_hits;
+	double acc_est_ns;
 };
 
 static int check_input(struct writer *w, struct totals *t)
@@ -430,6 +434,18 @@ static int check_input(struct writer *w, struct totals *t)
 			return wfail(w, -EINVAL, "counter values are out of range");
 		t->sites_hit += hits != 0;
 		t->est_trap_ns += (double)hits * site_costs__of(in->costs, ps->probe_class);
+	}
+	for (size_t k = 0; k < pl->naccums; k++) {
+		const struct accum_site *a = &pl->accums[k];
+		int64_t n = a->func < prog->nfuncs && in->counts[a->func].blocks &&
+				    a->block < prog->funcs[a->func].nblocks
+				? in->counts[a->func].blocks[a->block]
+				: COUNT_UNKNOWN;
+
+		if (n > 0) {
+			t->acc_hits += (uint64_t)n;
+			t->acc_est_ns += (double)n * site_costs__of(in->costs, a->probe_class);
+		}
 	}
 	for (size_t i = 0; i < prog->nfuncs; i++) {
 		const struct cfg_func *f = &prog->funcs[i];
@@ -1149,9 +1165,16 @@ static void write_body(struct writer *w, const struct totals *t)
 	/* The closing brace is the caller's: libraries may follow. */
 	fprintf(w->out,
 		"],\n\"probes\":{\"sites\":%zu,\"hits\":%" PRIu64 ",\"sites_hit\":%" PRIu64
-		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64 "},\n\"violations\":%" PRIu64,
+		",\"est_trap_ns\":%.17g,\"naive_hits\":%" PRIu64,
 		in->pl->nsites, t->hits, t->sites_hit, isfinite(t->est_trap_ns) ? t->est_trap_ns :
-		0.0, t->naive_hits, t->violations);
+		0.0, t->naive_hits);
+	if (in->pl->nivs)
+		fprintf(w->out,
+			",\"induction\":{\"loops\":%" PRIu32 ",\"sites\":%zu,\"hits\":%" PRIu64
+			",\"est_trap_ns\":%.17g}",
+			in->pl->nivs, in->pl->naccums, t->acc_hits,
+			isfinite(t->acc_est_ns) ? t->acc_est_ns : 0.0);
+	fprintf(w->out, "},\n\"violations\":%" PRIu64, t->violations);
 	if (in->loop_summary) {
 		const struct profile_loop_summary *ls = in->loop_summary;
 
