@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "decode.h"
 #include "dominators.h"
 #include "error.h"
@@ -20,32 +21,16 @@
 /* Growable arrays of the result. */
 struct builder {
 	struct cfg_induction *ind;
-	uint32_t cap_iv, cap_act, cap_body, cap_rej;
+	size_t cap_iv, cap_act, cap_body, cap_rej;
 	struct decoder dec;
 };
-
-static int grow(void **v, uint32_t *cap, uint32_t need, size_t size)
-{
-	void *n;
-	uint32_t c = *cap ? *cap : 16;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*v, (size_t)c * size);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
 
 static int reject(struct builder *b, uint32_t func, uint32_t header, const char *why)
 {
 	struct cfg_induction *ind = b->ind;
 
-	if (grow((void **)&ind->rejects, &b->cap_rej, ind->nrejects + 1, sizeof(*ind->rejects)))
+	if (array_grow((void **)&ind->rejects, &b->cap_rej, ind->nrejects + 1,
+		       sizeof(*ind->rejects), 16))
 		return -ENOMEM;
 	ind->rejects[ind->nrejects++] = (struct cfg_iv_reject){func, header, why};
 	return 0;
@@ -165,7 +150,8 @@ struct trial {
 	uint32_t l;
 	int r;
 	struct cfg_iv_action *acts;
-	uint32_t nacts, cap;
+	uint32_t nacts;
+	size_t cap;
 	const char *why;
 };
 
@@ -176,7 +162,7 @@ static int add_act(struct trial *t, const struct cfg_func *f, uint32_t k, uint32
 		if (t->acts[i].addr == f->insns[k].addr && t->acts[i].kind == kind &&
 		    t->acts[i].out == out)
 			return 0;
-	if (grow((void **)&t->acts, &t->cap, t->nacts + 1, sizeof(*t->acts)))
+	if (array_grow((void **)&t->acts, &t->cap, t->nacts + 1, sizeof(*t->acts), 16))
 		return -ENOMEM;
 	t->acts[t->nacts++] = (struct cfg_iv_action){.addr = f->insns[k].addr,
 						     .block = block,
@@ -445,11 +431,12 @@ static int analyze_func(struct builder *b, const struct cfg_program *prog, uint3
 				err = 0;
 				continue;
 			}
-			if (grow((void **)&ind->iv, &b->cap_iv, ind->niv + 1, sizeof(*ind->iv)) ||
-			    grow((void **)&ind->actions, &b->cap_act, ind->nactions + t.nacts,
-				 sizeof(*ind->actions)) ||
-			    grow((void **)&ind->body, &b->cap_body, ind->nbody + loop->nblocks,
-				 sizeof(*ind->body))) {
+			if (array_grow((void **)&ind->iv, &b->cap_iv, ind->niv + 1,
+				       sizeof(*ind->iv), 16) ||
+			    array_grow((void **)&ind->actions, &b->cap_act, ind->nactions + t.nacts,
+				       sizeof(*ind->actions), 16) ||
+			    array_grow((void **)&ind->body, &b->cap_body,
+				       ind->nbody + loop->nblocks, sizeof(*ind->body), 16)) {
 				err = -ENOMEM;
 				break;
 			}

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 #ifndef DW_AT_GNU_discriminator
 #define DW_AT_GNU_discriminator 0x2136
 #endif
@@ -89,22 +91,6 @@ static uint64_t die_udata(Dwarf_Die *die, int name, bool integrate)
 	return w;
 }
 
-/* Makes room for one more element of SIZE bytes in *V (N used, *CAP allocated): 0 or -ENOMEM. */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
-{
-	size_t c = *cap ? 2 * *cap : 64;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static int add_node(struct inline_frames *ifr, Dwarf_Die *die, int parent, int depth)
 {
 	Dwarf_Addr base, lo, hi;
@@ -112,7 +98,8 @@ static int add_node(struct inline_frames *ifr, Dwarf_Die *die, int parent, int d
 	unsigned n = 0;
 	uint32_t id;
 
-	if (grow((void **)&ifr->nodes, ifr->nnodes, &ifr->cap_nodes, sizeof(*ifr->nodes)))
+	if (array_grow((void **)&ifr->nodes, &ifr->cap_nodes, ifr->nnodes + 1,
+		       sizeof(*ifr->nodes), 64))
 		return -ENOMEM;
 	id = (uint32_t)ifr->nnodes++;
 	ifr->nodes[id] = (struct if_node){
@@ -126,8 +113,8 @@ static int add_node(struct inline_frames *ifr, Dwarf_Die *die, int parent, int d
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0 && n++ < MAX_RANGES_PER_DIE) {
 		if (lo >= hi)
 			continue;
-		if (grow((void **)&ifr->ranges, ifr->nranges, &ifr->cap_ranges,
-			 sizeof(*ifr->ranges)))
+		if (array_grow((void **)&ifr->ranges, &ifr->cap_ranges, ifr->nranges + 1,
+			       sizeof(*ifr->ranges), 64))
 			return -ENOMEM;
 		ifr->ranges[ifr->nranges++] = (struct if_range){ lo, hi, id };
 	}

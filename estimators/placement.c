@@ -8,6 +8,7 @@
  * the edge weights they were planned with, and renumbers the others' counters.
  */
 #include "placement.h"
+#include "cfg/array.h"
 #include "cfg/dominators.h"
 #include "cfg/loops.h"
 #include "cfg/sort.h"
@@ -57,28 +58,6 @@ struct planner {
 	} accums;
 	size_t mark_iv, mark_acc;
 };
-
-static int grow_vec(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	n = realloc(*v, c * size);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
-/* The cost per invocation of IV's accumulator sites, with weights W: each runs as often as
- * its block (all are uprobes). */
-static double iv_cost(const struct cfg_func *f, const struct cfg_induction *ind,
-		      const struct cfg_iv *iv, const double *w, const struct site_costs *c);
 
 static size_t hash_slot(uint64_t k, size_t cap)
 {
@@ -159,15 +138,9 @@ static int site_remember(struct planner *p, uint64_t addr, uint32_t val)
 
 static int push_site(struct planner *p, const struct probe_site *s)
 {
-	if (p->sites.n == p->sites.cap) {
-		size_t cap = p->sites.cap ? 2 * p->sites.cap : 256;
-		struct probe_site *v = realloc(p->sites.v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->sites.v = v;
-		p->sites.cap = cap;
-	}
+	if (array_grow((void **)&p->sites.v, &p->sites.cap, p->sites.n + 1, sizeof(*p->sites.v),
+		       256))
+		return -ENOMEM;
 	p->sites.v[p->sites.n++] = *s;
 	return site_remember(p, s->addr, (uint32_t)p->sites.n);
 }
@@ -175,15 +148,9 @@ static int push_site(struct planner *p, const struct probe_site *s)
 static int push_counter(struct planner *p, uint32_t func, uint8_t what, uint32_t id,
 			uint32_t site, uint32_t *idx)
 {
-	if (p->counters.n == p->counters.cap) {
-		size_t cap = p->counters.cap ? 2 * p->counters.cap : 256;
-		struct counter_def *v = realloc(p->counters.v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->counters.v = v;
-		p->counters.cap = cap;
-	}
+	if (array_grow((void **)&p->counters.v, &p->counters.cap, p->counters.n + 1,
+		       sizeof(*p->counters.v), 256))
+		return -ENOMEM;
 	*idx = (uint32_t)p->counters.n;
 	p->counters.v[p->counters.n++] = (struct counter_def){ .func = func, .what = what,
 							       .id = id, .site = site };
@@ -325,9 +292,9 @@ static int count_iv(struct planner *p, size_t fi, struct func_plan *fp, const st
 		for (uint32_t b = 0; b <= f->nblocks; b++)
 			fp->block_iv[b] = PLACEMENT_NO_COUNTER;
 	}
-	if (grow_vec((void **)&p->ivs.v, &p->ivs.cap, p->ivs.n + 1, sizeof(*p->ivs.v)) ||
-	    grow_vec((void **)&p->accums.v, &p->accums.cap, p->accums.n + iv->nactions,
-		     sizeof(*p->accums.v)))
+	if (array_grow((void **)&p->ivs.v, &p->ivs.cap, p->ivs.n + 1, sizeof(*p->ivs.v), 64) ||
+	    array_grow((void **)&p->accums.v, &p->accums.cap, p->accums.n + iv->nactions,
+		       sizeof(*p->accums.v), 64))
 		return -ENOMEM;
 	p->ivs.v[p->ivs.n++] = (struct plan_iv){ .iv = iv, .func = (uint32_t)fi, .block = iv->block,
 						 .step_addr = iv->step_addr, .step = iv->step,

@@ -10,24 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/array.h"
 #include "cfg/srcline.h"
-
-/* Makes room for one more element of SIZE bytes in *V (N used, *CAP allocated). */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 256;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 /* The interned copy of file name F (srcline's own strings live only as long as it). */
 static const char *intern(struct line_counts *c, const char *f)
@@ -35,7 +19,7 @@ static const char *intern(struct line_counts *c, const char *f)
 	for (size_t i = c->nfiles; i-- > 0;)
 		if (!strcmp(c->files[i], f))
 			return c->files[i];
-	if (grow((void **)&c->files, c->nfiles, &c->files_cap, sizeof(*c->files)))
+	if (array_grow((void **)&c->files, &c->files_cap, c->nfiles + 1, sizeof(*c->files), 256))
 		return NULL;
 	c->files[c->nfiles] = strdup(f);
 	return c->files[c->nfiles] ? c->files[c->nfiles++] : NULL;
@@ -95,7 +79,8 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 		for (uint32_t k = 0; k < bl->ninsns; k++) {
 			if (!where(c, sl, f->insns[bl->first_insn + k].addr, &file, &line, &err))
 				continue;
-			if (grow((void **)&c->lines, c->nlines, &c->lines_cap, sizeof(*c->lines)))
+			if (array_grow((void **)&c->lines, &c->lines_cap, c->nlines + 1,
+				       sizeof(*c->lines), 256))
 				return -ENOMEM;
 			c->lines[c->nlines++] = (struct lc_line){ file, line, n, f->name, n == 0 };
 		}
@@ -105,8 +90,8 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 
 			if (t < 0 || nt < 0)
 				continue; /* unknown (block counts only) */
-			if (grow((void **)&c->branches, c->nbranches, &c->branches_cap,
-				 sizeof(*c->branches)))
+			if (array_grow((void **)&c->branches, &c->branches_cap, c->nbranches + 1,
+				       sizeof(*c->branches), 256))
 				return -ENOMEM;
 			c->branches[c->nbranches++] = (struct lc_branch){
 				file, line, (uint32_t)fi, b, n ? t : -1, n ? nt : -1
@@ -132,7 +117,8 @@ static int gather_func(struct line_counts *c, struct srcline *sl, size_t fi,
 			if ((f->edges[e].kind == EDGE_RETURN || f->edges[e].kind == EDGE_TAIL_CALL) &&
 			    pf->edges[e].count > 0)
 				ret += pf->edges[e].count;
-		if (grow((void **)&c->funcs, c->nfuncs, &c->funcs_cap, sizeof(*c->funcs)))
+		if (array_grow((void **)&c->funcs, &c->funcs_cap, c->nfuncs + 1,
+			       sizeof(*c->funcs), 256))
 			return -ENOMEM;
 		c->funcs[c->nfuncs++] = (struct lc_func){ file,	     line,    f->name,	 col,
 							  end_line,  end_col, pf->count, ret,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/array.h"
 #include "cfg/inline_frames.h"
 #include "cfg/srcline.h"
 
@@ -86,31 +87,15 @@ static uint32_t line_off(const struct inline_frame *f)
 	return (uint32_t)(f->line - f->decl_line) & 0xffff;
 }
 
-static int grow(void **v, size_t need, size_t *cap, size_t size)
-{
-	void *p;
-	size_t c = *cap ? *cap : 256;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 /* Adds a record of KIND for the inline path of FR[0 .. N) (the leaf line from FR[N - 1]). */
 static int add_rec(struct builder *b, const struct inline_frame *fr, int n, uint8_t kind,
 		   const char *callee, uint64_t count)
 {
 	struct ls_rec *r;
 
-	if (grow((void **)&b->frames, b->nframes + (size_t)n, &b->frames_cap, sizeof(*b->frames)) ||
-	    grow((void **)&b->recs, b->nrecs + 1, &b->recs_cap, sizeof(*b->recs)))
+	if (array_grow((void **)&b->frames, &b->frames_cap, b->nframes + (size_t)n,
+		       sizeof(*b->frames), 256) ||
+	    array_grow((void **)&b->recs, &b->recs_cap, b->nrecs + 1, sizeof(*b->recs), 256))
 		return -ENOMEM;
 	r = &b->recs[b->nrecs++];
 	*r = (struct ls_rec){ .first = (uint32_t)b->nframes, .nframes = (uint32_t)n, .kind = kind,
