@@ -245,10 +245,8 @@ static bool func_consistent(const struct cfg_func *f)
 
 static int func_load(struct cfg_func *f, const struct symbols *s, struct snap_in *in)
 {
-	if (!snap_get(in, f, sizeof(*f))) {
-		memset(f, 0, sizeof(*f));
+	if (!snap_get(in, f, sizeof(*f)))
 		return in->err;
-	}
 	func_unlink(f);
 	f->name = snap_get_str(in);
 	f->blocks = snap_get_opt(in, f->nblocks, sizeof(*f->blocks));
@@ -340,10 +338,8 @@ void cfg_longjmp__save(const struct cfg_longjmp *lj, size_t nfuncs, struct snap_
 
 int cfg_longjmp__load(struct cfg_longjmp *lj, size_t nfuncs, struct snap_in *in)
 {
-	if (!snap_get(in, lj, sizeof(*lj))) {
-		memset(lj, 0, sizeof(*lj));
+	if (!snap_get(in, lj, sizeof(*lj)))
 		return in->err;
-	}
 	longjmp_unlink(lj);
 	lj->may_longjmp = snap_get_opt(in, nfuncs, sizeof(*lj->may_longjmp));
 	lj->first = snap_get_opt(in, nfuncs + 1, sizeof(*lj->first));
@@ -413,10 +409,8 @@ int patch_analysis__load(struct patch_analysis *pa, const struct cfg_program *pr
 {
 	size_t nfuncs;
 
-	if (!snap_get(in, pa, sizeof(*pa))) {
-		memset(pa, 0, sizeof(*pa));
+	if (!snap_get(in, pa, sizeof(*pa)))
 		return in->err;
-	}
 	nfuncs = pa->nfuncs;
 	analysis_unlink(pa);
 	pa->prog = prog;
@@ -433,10 +427,8 @@ int patch_analysis__load(struct patch_analysis *pa, const struct cfg_program *pr
 		size_t n = f->ninsns + 1;
 
 		pa->nfuncs = i + 1;
-		if (!snap_get(in, pf, sizeof(*pf))) {
-			memset(pf, 0, sizeof(*pf));
+		if (!snap_get(in, pf, sizeof(*pf)))
 			break;
-		}
 		patch_func_unlink(pf);
 		pf->reloc = snap_get_opt(in, n, 1);
 		pf->count_class = snap_get_opt(in, n, 1);

@@ -76,8 +76,10 @@ bool snap_get(struct snap_in *in, void *p, size_t n)
 {
 	size_t need = padded(n);
 
-	if (in->err || !snap_check(in, need >= n && need <= in->len - in->pos))
+	if (in->err || !snap_check(in, need >= n && need <= in->len - in->pos)) {
+		memset(p, 0, n);
 		return false;
+	}
 	memcpy(p, in->p + in->pos, n);
 	in->pos += need;
 	return true;

@@ -39,7 +39,8 @@ struct snap_in {
 	int err; /* 0, or -EINVAL (the stream ended or disagreed) or -ENOMEM */
 };
 
-/* Reads N bytes into P; false (and err set) when the stream has fewer. */
+/* Reads N bytes into P; false (and err set, P zeroed) when the stream has fewer or has
+ * failed already. */
 bool snap_get(struct snap_in *in, void *p, size_t n);
 
 /* Reads a value snap_put_u64 wrote (0 after a failure). */

@@ -102,10 +102,8 @@ int placement__load(struct placement *pl, const struct cfg_program *prog,
 {
 	size_t nfuncs;
 
-	if (!snap_get(in, pl, sizeof(*pl))) {
-		memset(pl, 0, sizeof(*pl));
+	if (!snap_get(in, pl, sizeof(*pl)))
 		return in->err;
-	}
 	nfuncs = pl->nfuncs;
 	placement_unlink(pl);
 	pl->nfuncs = 0;
@@ -121,10 +119,8 @@ int placement__load(struct placement *pl, const struct cfg_program *prog,
 		uint64_t pseudo;
 
 		pl->nfuncs = i + 1;
-		if (!snap_get(in, fp, sizeof(*fp))) {
-			memset(fp, 0, sizeof(*fp));
+		if (!snap_get(in, fp, sizeof(*fp)))
 			break;
-		}
 		plan_unlink(fp);
 		reason = (int64_t)snap_get_u64(in);
 		pseudo = snap_get_u64(in);
