@@ -165,6 +165,7 @@ static int add_act(struct trial *t, const struct cfg_func *f, uint32_t k, uint32
 	if (array_grow((void **)&t->acts, &t->cap, t->nacts + 1, sizeof(*t->acts), 16))
 		return -ENOMEM;
 	t->acts[t->nacts++] = (struct cfg_iv_action){.addr = f->insns[k].addr,
+						     .insn = k,
 						     .block = block,
 						     .kind = kind,
 						     .cc = f->insns[k].cc,
@@ -375,8 +376,12 @@ static int analyze_func(struct builder *b, const struct cfg_program *prog, uint3
 	for (uint32_t l = 0; l < lp.nloops && !err; l++) {
 		const struct cfg_loop *loop = &lp.loops[l];
 		const char *why = body_why(f, loop);
-		uint32_t writes[16] = {0}, stepk[16];
-		int64_t steps[16];
+		/* Per register: its writers in the body, and the step when its only one is. */
+		struct {
+			uint32_t writers, insn, block;
+			bool step;
+			int64_t by;
+		} wr[16] = {0};
 		bool proved = false;
 
 		if (!why && (f->flags & (CFG_FUNC_FOREIGN_ENTRY | CFG_FUNC_UNRESOLVED)))
@@ -398,28 +403,19 @@ static int analyze_func(struct builder *b, const struct cfg_program *prog, uint3
 				}
 				r = step_of(ci, &st);
 				for (int q = 0; q < 16; q++)
-					if (m & (1u << q)) {
-						writes[q]++;
-						if (q == r) {
-							stepk[q] = bl->first_insn + k;
-							steps[q] = st;
-						} else {
-							writes[q] += 16; /* not a step */
-						}
-					}
+					if (m & (1u << q))
+						wr[q] =
+						    (typeof(wr[0])){.writers = wr[q].writers + 1,
+								    .insn = bl->first_insn + k,
+								    .block = loop->blocks[i],
+								    .step = q == r,
+								    .by = st};
 			}
 		}
 		for (int q = 0; q < 16 && !why && !proved; q++) {
-			uint32_t k, sb;
+			uint32_t k = wr[q].insn, sb = wr[q].block;
 
-			if (writes[q] != 1)
-				continue;
-			k = stepk[q];
-			for (sb = 0; sb < f->nblocks; sb++)
-				if (k >= f->blocks[sb].first_insn &&
-				    k < f->blocks[sb].first_insn + f->blocks[sb].ninsns)
-					break;
-			if (sb >= f->nblocks || claimed[sb])
+			if (wr[q].writers != 1 || !wr[q].step || claimed[sb])
 				continue;
 			t.l = l;
 			t.r = q;
@@ -445,7 +441,7 @@ static int analyze_func(struct builder *b, const struct cfg_program *prog, uint3
 			    .header = loop->header,
 			    .block = sb,
 			    .step_addr = f->insns[k].addr,
-			    .step = steps[q],
+			    .step = wr[q].by,
 			    .reg = (int8_t)q,
 			    .first_action = ind->nactions,
 			    .nactions = t.nacts,
@@ -466,7 +462,7 @@ static int analyze_func(struct builder *b, const struct cfg_program *prog, uint3
 			bool any = false;
 
 			for (int q = 0; q < 16; q++)
-				any |= writes[q] == 1;
+				any |= wr[q].writers == 1 && wr[q].step;
 			why = t.why && any ? t.why
 			      : any	   ? "its step's block is counted by an enclosing loop"
 				    : "no register is stepped by a constant once and written "
@@ -511,31 +507,16 @@ int cfg_induction__analyze(struct cfg_induction *ind, const struct cfg_program *
 	return err;
 }
 
-const struct cfg_iv *cfg_induction__at_block(const struct cfg_induction *ind, uint32_t func,
-					     uint32_t block)
+static int cmp_u32(const void *a, const void *b)
 {
-	if (!ind || !ind->first)
-		return NULL;
-	for (uint32_t i = ind->first[func]; i < ind->first[func + 1]; i++)
-		if (ind->iv[i].block == block)
-			return &ind->iv[i];
-	return NULL;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 bool cfg_induction__in_body(const struct cfg_induction *ind, const struct cfg_iv *iv, uint32_t b)
 {
-	const uint32_t *v = &ind->body[iv->first_block];
-	uint32_t lo = 0, hi = iv->nblocks;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < iv->nblocks && v[lo] == b;
+	return bsearch(&b, &ind->body[iv->first_block], iv->nblocks, sizeof(b), cmp_u32) != NULL;
 }
 
 /* Whether B holds an exit action of IV at its first instruction. */

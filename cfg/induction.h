@@ -40,6 +40,7 @@ enum iv_action_kind {
 /* One "accumulator += register" action. */
 struct cfg_iv_action {
 	uint64_t addr;	/* a proven instruction start of the function */
+	uint32_t insn;	/* its index in the function's instructions */
 	uint32_t block; /* the block holding it */
 	uint32_t next;	/* IV_JCC_*: the block the jump's counted way leads to */
 	uint8_t kind;	/* enum iv_action_kind */
@@ -84,10 +85,6 @@ struct cfg_induction {
  * proves). Returns 0 or a negative errno (-ENOMEM; the decoder's error, cfg_strerror()). */
 int cfg_induction__analyze(struct cfg_induction *ind, const struct cfg_program *prog,
 			   const bool *select);
-
-/* The loop of function FUNC whose step is in BLOCK, or NULL. */
-const struct cfg_iv *cfg_induction__at_block(const struct cfg_induction *ind, uint32_t func,
-					     uint32_t block);
 
 /* Whether block B is in the body of IV. */
 bool cfg_induction__in_body(const struct cfg_induction *ind, const struct cfg_iv *iv, uint32_t b);

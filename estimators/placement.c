@@ -264,15 +264,11 @@ static double iv_cost(const struct cfg_func *f, const struct cfg_induction *ind,
 
 	for (uint32_t k = 0; k < iv->nactions; k++) {
 		const struct cfg_iv_action *a = &ind->actions[iv->first_action + k];
-		long i = -1;
+		unsigned cls = f->insns[a->insn].probe_class;
 
-		for (uint32_t j = 0; j < f->blocks[a->block].ninsns && i < 0; j++)
-			if (f->insns[f->blocks[a->block].first_insn + j].addr == a->addr)
-				i = (long)(f->blocks[a->block].first_insn + j);
-		if (i < 0 || f->insns[i].probe_class == PROBE_NEVER)
+		if (cls == PROBE_NEVER) /* refused by the kernel since the analysis */
 			return INFINITY;
-		cost += fmax(out_weight(f, a->block, w), 1e-9) *
-			site_costs__of(c, f->insns[i].probe_class);
+		cost += fmax(out_weight(f, a->block, w), 1e-9) * site_costs__of(c, cls);
 	}
 	return cost;
 }
@@ -296,19 +292,14 @@ static int count_iv(struct planner *p, size_t fi, struct func_plan *fp, const st
 	    array_grow((void **)&p->accums.v, &p->accums.cap, p->accums.n + iv->nactions,
 		       sizeof(*p->accums.v), 64))
 		return -ENOMEM;
-	p->ivs.v[p->ivs.n++] = (struct plan_iv){ .iv = iv, .func = (uint32_t)fi, .block = iv->block,
-						 .step_addr = iv->step_addr, .step = iv->step,
-						 .acc_in = 2 * k, .acc_out = 2 * k + 1 };
+	p->ivs.v[p->ivs.n++] = (struct plan_iv){ .iv = iv, .acc_in = 2 * k, .acc_out = 2 * k + 1 };
 	for (uint32_t j = 0; j < iv->nactions; j++) {
 		const struct cfg_iv_action *a = &ind->actions[iv->first_action + j];
-		uint8_t cls = PROBE_NEVER;
 
-		for (uint32_t q = 0; q < f->blocks[a->block].ninsns; q++)
-			if (f->insns[f->blocks[a->block].first_insn + q].addr == a->addr)
-				cls = f->insns[f->blocks[a->block].first_insn + q].probe_class;
 		p->accums.v[p->accums.n++] = (struct accum_site){
 			.addr = a->addr, .func = (uint32_t)fi, .kind = a->kind, .cc = a->cc,
-			.reg = a->reg, .probe_class = cls, .counter = 2 * k + a->out,
+			.reg = a->reg, .probe_class = f->insns[a->insn].probe_class,
+			.counter = 2 * k + a->out,
 			.block = a->block,
 		};
 	}

@@ -113,10 +113,8 @@ struct func_plan {
  * count (the step's executions, as a block counter at step_addr would count them) is
  * (counter acc_out - counter acc_in) / step, in wrap-around arithmetic. */
 struct plan_iv {
-	const struct cfg_iv *iv; /* in placement_options.induction */
-	uint32_t func, block;
-	uint64_t step_addr;
-	int64_t step;
+	const struct cfg_iv *iv; /* in placement_options.induction: function, step's block,
+				  * step_addr, step, register */
 	uint32_t acc_in, acc_out; /* counter indices, after every counter_def: the values are
 				   * sums of register values, not counts */
 };

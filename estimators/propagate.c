@@ -176,7 +176,7 @@ static void solver_free(struct solver *s)
 static uint64_t counted_at(const struct placement *pl, const struct func_plan *fp, uint32_t b)
 {
 	if (fp->block_iv && fp->block_iv[b] != PLACEMENT_NO_COUNTER)
-		return pl->ivs[fp->block_iv[b]].step_addr;
+		return pl->ivs[fp->block_iv[b]].iv->step_addr;
 	return pl->sites[pl->counters[fp->block_counter[b]].site].addr;
 }
 
@@ -232,8 +232,9 @@ int propagate__func(const struct cfg_func *f, size_t func, const struct placemen
 		if (fp->block_iv[v] != PLACEMENT_NO_COUNTER) {
 			const struct plan_iv *iv = &pl->ivs[fp->block_iv[v]];
 			int64_t d = (int64_t)(counters[iv->acc_out] - counters[iv->acc_in]);
+			int64_t step = iv->iv->step;
 
-			s.count[v] = d % iv->step || d / iv->step < 0 ? -1 : d / iv->step;
+			s.count[v] = d % step || d / step < 0 ? -1 : d / step;
 		}
 	for (size_t i = 0; i < nve; i++) {
 		const struct virtual_edge *x = &ve[i];

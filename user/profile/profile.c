@@ -256,19 +256,19 @@ static void induction_json(struct obuf *b, const struct profile_input *in)
 	for (uint32_t k = 0; k < pl->nivs; k++) {
 		const struct plan_iv *pv = &pl->ivs[k];
 		const struct cfg_iv *iv = pv->iv;
-		const struct cfg_func *f = &in->prog->funcs[pv->func];
+		const struct cfg_func *f = &in->prog->funcs[iv->func];
 		uint64_t ein = in->counters[pv->acc_in], eout = in->counters[pv->acc_out];
 
 		ob_lit(b, k ? ",\n{\"func\":" : "\n{\"func\":");
-		ob_u64(b, pv->func);
+		ob_u64(b, iv->func);
 		ob_lit(b, ",\"header\":");
 		ob_hex(b, f->blocks[iv->header].start);
 		ob_lit(b, ",\"block\":");
-		ob_u64(b, pv->block);
+		ob_u64(b, iv->block);
 		ob_lit(b, ",\"step_addr\":");
-		ob_hex(b, pv->step_addr);
+		ob_hex(b, iv->step_addr);
 		ob_lit(b, ",\"step\":");
-		ob_i64(b, pv->step);
+		ob_i64(b, iv->step);
 		ob_lit(b, ",\"reg\":");
 		ob_u64(b, (uint64_t)iv->reg);
 		ob_lit(b, ",\"entries\":");
@@ -276,7 +276,7 @@ static void induction_json(struct obuf *b, const struct profile_input *in)
 		ob_lit(b, ",\"exits\":");
 		ob_i64(b, (int64_t)eout);
 		ob_lit(b, ",\"count\":");
-		ob_i64(b, (int64_t)(eout - ein) / pv->step);
+		ob_i64(b, (int64_t)(eout - ein) / iv->step);
 		ob_lit(b, ",\"body\":[");
 		for (uint32_t j = 0; j < iv->nblocks; j++) {
 			if (j)

@@ -1484,13 +1484,13 @@ static int induction_frames(struct session *s, const struct frame_map *m,
 			const struct plan_iv *iv = &o->pl.ivs[k];
 			bool fired = ev->kind == FRAME_EXIT && !ev->pending;
 
-			if (iv->func != r->func ||
+			if (iv->iv->func != r->func ||
 			    !cfg_induction__inside(&o->ind, iv->iv, r->block, ev->vaddr, fired))
 				continue;
 			pr_debug("induction: frame at %#llx (%s, %s) inside the loop at %#llx: register %d %s %#llx",
 				 (unsigned long long)ev->vaddr, ev->kind == FRAME_ENTRY ? "entered" : "left",
 				 fired ? "its instruction started" : "interrupted",
-				 (unsigned long long)iv->step_addr, iv->iv->reg,
+				 (unsigned long long)iv->iv->step_addr, iv->iv->reg,
 				 ev->regs_valid & (1u << iv->iv->reg) ? "=" : "unknown, mask",
 				 (unsigned long long)(ev->regs_valid & (1u << iv->iv->reg)
 							      ? ev->regs[iv->iv->reg]
@@ -1499,7 +1499,7 @@ static int induction_frames(struct session *s, const struct frame_map *m,
 				if (!lost[ev->obj] &&
 				    !(lost[ev->obj] = calloc(o->prog.nfuncs + 1, sizeof(**lost))))
 					return -ENOMEM;
-				lost[ev->obj][iv->func] = true;
+				lost[ev->obj][iv->iv->func] = true;
 				continue;
 			}
 			s->counters[o->counter_base +
