@@ -26,21 +26,9 @@ source tests/support/bpf-checks.sh
 source tests/support/checks.sh
 # shellcheck source=tests/support/cache-files.sh
 source tests/support/cache-files.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-ORACLE=build/tests/count_oracle
-
-[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all $ORACLE)"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in gcc python3 valgrind; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
-done
-
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+cache_test_setup
 export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 # default site costs: the same key each run
 dir=$XDG_CACHE_HOME/edgeprof/analysis
-gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
-printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
 
 # same A B: the profiles of runs A and B are equal but for the run's timings.
 same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
@@ -93,24 +81,7 @@ n=$((n + 1))
 
 # spoil HOW: changes the first kept file (damaged: a payload byte; truncated: the last 8
 # bytes gone; tool: a byte of the build ID in the header).
-spoil() { spoil_cache "$cache" "$1"; }
-for how in damaged truncated tool; do
-	spoil $how
-	case $how in
-	damaged) why="damaged" ;;
-	truncated) why="truncated" ;;
-	tool) why="written by another edgeprof build" ;;
-	esac
-	prof $n || exit 1
-	if grep -q "not used: $why" "$tmp/log$n" && kept $n && ! read_back $n; then
-		ok "a $how file is not used and is written anew"
-	else
-		bad "a $how file: $(grep -i 'analysis\|not used' "$tmp/log$n")"
-	fi
-	same 1 $n && ok "the profile with a $how file is the same" ||
-		bad "the profile with a $how file differs"
-	n=$((n + 1))
-done
+check_spoiled $n file kept read_back
 
 XDG_CACHE_HOME=$tmp/off prof $n EDGEPROF_NO_ANALYSIS_CACHE=1 || exit 1
 if [ ! -e "$tmp/off/edgeprof/analysis" ] && [ -d "$tmp/off/edgeprof/decode" ] &&
@@ -128,17 +99,5 @@ else
 fi
 n=$((n + 1))
 
-rm -f "$dir"/*
-for i in $(seq 1 40); do
-	f=$dir/$(printf '%032x' "$i")
-	echo old >"$f"
-	touch -d "2020-01-01 00:00:$((i % 60))" "$f"
-done
-touch -d "2019-01-01" "$dir/$(printf '%032x' 40)"
-prof $n || exit 1
-if [ "$(files)" = 32 ] && [ -s "$cache" ] && [ ! -e "$dir/$(printf '%032x' 40)" ]; then
-	ok "saving one more with 40 there keeps 32 files, the new one in, the oldest out"
-else
-	bad "eviction: $(files) files left, new one $( [ -s "$cache" ] && echo kept || echo missing)"
-fi
+check_eviction $n 32 40
 checks_summary analysis-cache

@@ -21,23 +21,11 @@ source tests/support/bpf-checks.sh
 source tests/support/checks.sh
 # shellcheck source=tests/support/cache-files.sh
 source tests/support/cache-files.sh
-EDGEPROF=${EDGEPROF:-build/edgeprof}
-ORACLE=build/tests/count_oracle
-
-[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all $ORACLE)"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
-for c in gcc python3 valgrind; do
-	command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
-done
-
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+cache_test_setup
 # Default site costs: the same placement each run; the decoding only (the analysis cache,
 # which a second run would read instead, has its test: tests/analysis-cache.sh).
 export XDG_CACHE_HOME=$tmp/cache EDGEPROF_NO_CALIBRATE=1 EDGEPROF_NO_ANALYSIS_CACHE=1
 dir=$XDG_CACHE_HOME/edgeprof/decode
-gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
-printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
 
 # same A B: the profiles of runs A and B are equal but for the run's timings.
 same() { same_profiles "$tmp/p$1.data" "$tmp/p$2.data"; }
@@ -61,27 +49,8 @@ fi
 same 1 2 && ok "the two profiles are the same" || bad "the profiles of a cold and a warm run differ"
 warm_counts 2
 
-# spoil HOW: changes the cache file (damaged: a payload byte; truncated: the last 8 bytes
-# gone; tool: a byte of the build ID in the header).
-spoil() { spoil_cache "$cache" "$1"; }
-n=3
-for how in damaged truncated tool; do
-	spoil $how
-	case $how in
-	damaged) why="damaged" ;;
-	truncated) why="truncated" ;;
-	tool) why="written by another edgeprof build" ;;
-	esac
-	prof $n || exit 1
-	if grep -q "not used: $why" "$tmp/log$n" && grep -q 'kept in' "$tmp/log$n"; then
-		ok "a $how cache file is not used and is written anew"
-	else
-		bad "a $how cache file: $(grep -i 'decod\|not used' "$tmp/log$n")"
-	fi
-	same 1 $n && ok "the profile with a $how cache file is the same" ||
-		bad "the profile with a $how cache file differs"
-	n=$((n + 1))
-done
+kept() { grep -q 'kept in' "$tmp/log$1"; }
+check_spoiled 3 "cache file" kept false
 
 XDG_CACHE_HOME=$tmp/off prof $n EDGEPROF_NO_DECODE_CACHE=1 || exit 1
 if [ ! -e "$tmp/off/edgeprof/decode" ] && ! grep -qi 'decoded instructions' "$tmp/log$n"; then
@@ -91,17 +60,5 @@ else
 fi
 n=$((n + 1))
 
-rm -f "$dir"/*
-for i in $(seq 1 70); do
-	f=$dir/$(printf '%032x' "$i")
-	echo old >"$f"
-	touch -d "2020-01-01 00:00:$((i % 60))" "$f"
-done
-touch -d "2019-01-01" "$dir/$(printf '%032x' 70)"
-prof $n || exit 1
-if [ "$(files)" = 64 ] && [ -s "$cache" ] && [ ! -e "$dir/$(printf '%032x' 70)" ]; then
-	ok "saving one more with 70 there keeps 64 files, the new one in, the oldest out"
-else
-	bad "eviction: $(files) files left, new one $( [ -s "$cache" ] && echo kept || echo missing)"
-fi
+check_eviction $n 64 70
 checks_summary decode-cache

@@ -7,11 +7,21 @@
 #                         truncated (its last 8 bytes gone) or tool (a byte of the edgeprof
 #                         build ID in its header flipped: byte 16 is one in either format)
 #   cache_files DIR       how many files named by 32 hex digits DIR holds
-# With the test's $tmp holding example (tests/programs/example.c built) and its input, and
-# EDGEPROF and ORACLE set:
+#   cache_test_setup      the tests' start: EDGEPROF and ORACLE set (built, else exit 1),
+#                         root, gcc, python3 and valgrind there (else exit 77), $tmp made
+#                         (removed at the exit unless KEEP is set) holding example
+#                         (tests/programs/example.c built with gcc -O2) and its input
+# With those, and the test's cache directory $dir and its one file $cache:
 #   prof N [ENV...] [-- RUN-OPTIONS...]  runs the example under `edgeprof -vv run` into
 #                         $tmp/pN.data (log $tmp/logN); a failure is a failed check
 #   warm_counts N         the counts of run N equal callgrind's (build/tests/count_oracle)
+#   check_spoiled N WHAT KEPT USED  for each way of spoiling $cache (spoil_cache), run N, N+1,
+#                         ...: its log says the file was not used and why, KEPT N (a
+#                         command) says it was written anew and USED N does not say it was
+#                         read; its profile is run 1's (same_profiles); WHAT names the file
+#                         in the messages; sets n to the next run's number
+#   check_eviction N MAX FILL  with FILL old files in $dir (the oldest numbered FILL), run N
+#                         leaves MAX, its own ($cache) in, the oldest out
 
 same_profiles() {
 	python3 - "$1" "$2" <<'EOF'
@@ -68,5 +78,60 @@ warm_counts() {
 		ok "the warm run's counts: $(tail -n 1 <<<"$msg" | sed 's/^count_oracle [^:]*: //')"
 	else
 		bad "the warm run's counts: $(tail -n 5 <<<"$msg")"
+	fi
+}
+
+cache_test_setup() {
+	EDGEPROF=${EDGEPROF:-build/edgeprof}
+	ORACLE=build/tests/count_oracle
+	[ -x "$EDGEPROF" ] && [ -x "$ORACLE" ] || { echo "FAIL: build first (make all $ORACLE)"; exit 1; }
+	[ "$(id -u)" = 0 ] || { echo "SKIP: edgeprof run needs root"; exit 77; }
+	for c in gcc python3 valgrind; do
+		command -v "$c" >/dev/null || { echo "SKIP: $c not found"; exit 77; }
+	done
+	tmp=$(mktemp -d)
+	trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+	gcc -O2 -g -o "$tmp/example" tests/programs/example.c || { echo "FAIL: cannot build example"; exit 1; }
+	printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
+}
+
+check_spoiled() {
+	local what=$2 kept=$3 used=$4 how why
+	n=$1
+	for how in damaged truncated tool; do
+		spoil_cache "$cache" $how
+		case $how in
+		damaged) why="damaged" ;;
+		truncated) why="truncated" ;;
+		tool) why="written by another edgeprof build" ;;
+		esac
+		prof $n || exit 1
+		if grep -q "not used: $why" "$tmp/log$n" && $kept $n && ! $used $n; then
+			ok "a $how $what is not used and is written anew"
+		else
+			bad "a $how $what: $(grep -i 'analysis\|decod\|not used' "$tmp/log$n")"
+		fi
+		same_profiles "$tmp/p1.data" "$tmp/p$n.data" &&
+			ok "the profile with a $how $what is the same" ||
+			bad "the profile with a $how $what differs"
+		n=$((n + 1))
+	done
+}
+
+check_eviction() {
+	local n=$1 max=$2 fill=$3 i f
+	rm -f "$dir"/*
+	for i in $(seq 1 "$fill"); do
+		f=$dir/$(printf '%032x' "$i")
+		echo old >"$f"
+		touch -d "2020-01-01 00:00:$((i % 60))" "$f"
+	done
+	touch -d "2019-01-01" "$dir/$(printf '%032x' "$fill")"
+	prof $n || exit 1
+	if [ "$(cache_files "$dir")" = "$max" ] && [ -s "$cache" ] &&
+		[ ! -e "$dir/$(printf '%032x' "$fill")" ]; then
+		ok "saving one more with $fill there keeps $max files, the new one in, the oldest out"
+	else
+		bad "eviction: $(cache_files "$dir") files left, new one $( [ -s "$cache" ] && echo kept || echo missing)"
 	fi
 }
