@@ -95,6 +95,7 @@ cache_test_setup() {
 	printf 'the cat and the dog and the bird\nthe end\n' >"$tmp/input"
 }
 
+# shellcheck disable=SC2154 # $cache and $dir are the sourcing test's
 check_spoiled() {
 	local what=$2 kept=$3 used=$4 how why
 	n=$1
@@ -118,6 +119,7 @@ check_spoiled() {
 	done
 }
 
+# shellcheck disable=SC2154 # $cache and $dir are the sourcing test's
 check_eviction() {
 	local n=$1 max=$2 fill=$3 i f
 	rm -f "$dir"/*
