@@ -402,8 +402,9 @@ static int add_event(struct tracer *t, const struct frame_event *ev)
 	return 0;
 }
 
-/* An activation frame at *PC in code of the caller's own (tracer_hooks.orig_pc) is at the
- * program's address it maps to: *PC becomes that. Returns 0, or -EAGAIN when it maps to none. */
+/* A frame at *PC (where it stopped, or its return address) in code of the caller's own
+ * (tracer_hooks.orig_pc) is at the program's address it maps to: *PC becomes that. Returns 0,
+ * or -EAGAIN when it maps to none. */
 static int orig_pc(struct tracer *t, Dwarf_Addr *pc)
 {
 	uint64_t orig;

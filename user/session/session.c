@@ -1779,10 +1779,11 @@ int session__finish(struct session *s, const struct tracer_result *tr,
 				continue;
 			pr_warn("'%s': a frame inside a loop of %s counted by induction had its register unknown: its counts are not exact",
 				o->path, o->prog.funcs[i].name);
-			if (!counts[k][i].nviolations)
-				nviol++;
+			if (counts[k][i].nviolations)
+				continue; /* flagged already */
 			if (add_violation(&counts[k][i], o->prog.funcs[i].nblocks))
 				goto nomem;
+			nviol++;
 		}
 		in[k] = (struct profile_input){
 			.prog = &o->prog, .pl = &o->pl, .counters = s->counters + o->counter_base,
